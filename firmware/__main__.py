@@ -1,0 +1,3 @@
+from cityunit.cli import main
+
+raise SystemExit(main())

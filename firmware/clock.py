@@ -1,0 +1,57 @@
+"""Unit time: integer milliseconds on a monotonic clock, real or virtual.
+
+The wall clock is never read: a Pi without an RTC jumps it when NTP answers.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Protocol
+
+
+class Clock(Protocol):
+    virtual: bool
+
+    def now_ms(self) -> int: ...
+
+    def wait_ms(self, deadline: int | None) -> float | None:
+        """How long, in seconds, a loop may block before `deadline` (None: forever)."""
+        ...
+
+
+class MonotonicClock:
+    """Real time, counted from the moment the clock was made."""
+
+    virtual = False
+
+    def __init__(self) -> None:
+        self._origin = time.monotonic_ns()
+
+    def now_ms(self) -> int:
+        return (time.monotonic_ns() - self._origin) // 1_000_000
+
+    def wait_ms(self, deadline: int | None) -> float | None:
+        if deadline is None:
+            return None
+        return max(0.0, (deadline - self.now_ms()) / 1000)
+
+
+class VirtualClock:
+    """Time that moves only when told to, so a test replays an hour in milliseconds."""
+
+    virtual = True
+
+    def __init__(self, start_ms: int = 0) -> None:
+        self._now = start_ms
+
+    def now_ms(self) -> int:
+        return self._now
+
+    def set_ms(self, t: int) -> None:
+        if t < self._now:
+            raise ValueError("a monotonic clock cannot go back")
+        self._now = t
+
+    def wait_ms(self, deadline: int | None) -> float | None:
+        """Deadlines never pass on their own: the loop waits for the next command."""
+        return None

@@ -1,0 +1,102 @@
+"""Light and sound as patterns in time: what the LED and the buzzer do, step by step.
+
+A pattern is pure data; its value at any instant is computed from when it started,
+so a flash never drifts however late the loop wakes, and a virtual clock replays it
+exactly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+V = TypeVar("V")
+
+
+@dataclass(frozen=True)
+class Pattern(Generic[V]):
+    """Steps of (value, duration in ms), played once or repeated."""
+
+    steps: tuple[tuple[V, int], ...]
+    repeat: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.steps or any(ms <= 0 for _, ms in self.steps):
+            raise ValueError("a pattern needs steps of positive length")
+
+    @property
+    def length_ms(self) -> int:
+        return sum(ms for _, ms in self.steps)
+
+    def at(self, elapsed: int) -> tuple[V, int] | None:
+        """The value at `elapsed` ms and the ms until it changes; None once a one-shot ends."""
+        total = self.length_ms
+        if self.repeat:
+            elapsed %= total
+        elif elapsed >= total:
+            return None
+        for value, ms in self.steps:
+            if elapsed < ms:
+                return value, ms - elapsed
+            elapsed -= ms
+        raise AssertionError("unreachable")
+
+    def __add__(self, other: Pattern[V]) -> Pattern[V]:
+        return Pattern(self.steps + other.steps, self.repeat)
+
+    def __mul__(self, times: int) -> Pattern[V]:
+        return Pattern(self.steps * times, self.repeat)
+
+
+def steady(value: V) -> Pattern[V]:
+    """A value that holds until the pattern is replaced."""
+    return Pattern(((value, 3_600_000),), repeat=True)
+
+
+class Track(Generic[V]):
+    """One output: a base pattern set by the mode, and a one-shot overlay (a click, a tune)."""
+
+    def __init__(self, rest: V) -> None:
+        self.rest = rest
+        self._base: tuple[Pattern[V], int] = (steady(rest), 0)
+        self._overlay: tuple[Pattern[V], int] | None = None
+
+    def set_base(self, pattern: Pattern[V], t: int) -> None:
+        self._base = (pattern, t)
+
+    def play(self, pattern: Pattern[V], t: int) -> None:
+        self._overlay = (pattern, t)
+
+    def silence(self, t: int) -> None:
+        """Back to rest: no base pattern, no overlay."""
+        self._base = (steady(self.rest), t)
+        self._overlay = None
+
+    def base_value(self, t: int) -> V:
+        pattern, t0 = self._base
+        now = pattern.at(t - t0)
+        return self.rest if now is None else now[0]
+
+    def value(self, t: int) -> V:
+        return self._state(t)[0]
+
+    def next_change(self, t: int) -> int | None:
+        ms = self._state(t)[1]
+        return None if ms is None else t + ms
+
+    def _state(self, t: int) -> tuple[V, int | None]:
+        base, t0 = self._base
+        base_now = base.at(t - t0)
+        if base_now is None:
+            base_value, base_ms = self.rest, None
+        else:
+            base_value, base_ms = base_now
+            if base.repeat and len(base.steps) == 1:
+                base_ms = None
+        if self._overlay is not None:
+            overlay, o0 = self._overlay
+            now = overlay.at(t - o0)
+            if now is not None:
+                return now
+            self._overlay = None
+        return base_value, base_ms

@@ -1,0 +1,129 @@
+"""What the OLED shows, as plain data: the core says which screen, the renderer draws it.
+
+Each screen also reads as text lines, for the console's STATE and for people who
+test without looking at pixels. No screen ever carries the time left in a random
+auction: that would spoil the surprise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cityunit.rules import Permit
+
+TEXT = {
+    "en": {
+        "hour": "HOUR {n}",
+        "paused": "PAUSED",
+        "auction": "AUCTION",
+        "sold": "SOLD!",
+        "stopped": "STOPPED",
+        "permit": "PERMIT",
+        "building": "building",
+        "buildings": "buildings",
+        "station": "free station",
+        "over": "GAME OVER",
+        "total": "Total your wealth:",
+        "wealth": "cash + district rents",
+        "played": "{n} h played",
+        "bye": "Shutting down",
+    },
+    "fr": {
+        "hour": "HEURE {n}",
+        "paused": "PAUSE",
+        "auction": "ENCHÈRES",
+        "sold": "VENDU !",
+        "stopped": "ARRÊTÉ",
+        "permit": "PERMIS",
+        "building": "bâtiment",
+        "buildings": "bâtiments",
+        "station": "gare gratuite",
+        "over": "FIN DE LA PARTIE",
+        "total": "Comptez votre richesse :",
+        "wealth": "argent + loyers",
+        "played": "{n} h jouée(s)",
+        "bye": "Arrêt en cours",
+    },
+}
+
+DOTS = 4  # the auction screen's motion: a light running along four dots
+
+
+@dataclass(frozen=True)
+class Blank:
+    def lines(self, lang: str) -> list[str]:
+        return []
+
+
+@dataclass(frozen=True)
+class HourScreen:
+    hour: int
+    clock: str | None  # "mm:ss" elapsed in the hour, or None when hidden
+    paused: bool = False
+
+    def lines(self, lang: str) -> list[str]:
+        t = TEXT[lang]
+        out = [t["hour"].format(n=self.hour)]
+        if self.paused:
+            out.append(t["paused"])
+        if self.clock is not None:
+            out.append(self.clock)
+        return out
+
+
+@dataclass(frozen=True)
+class AuctionScreen:
+    frame: int  # which dot is lit
+    countdown_s: int | None = None  # only for a fixed-length auction, where it is public
+
+    def lines(self, lang: str) -> list[str]:
+        dots = "".join("●" if i == self.frame % DOTS else "○" for i in range(DOTS))
+        out = [TEXT[lang]["auction"], dots]
+        if self.countdown_s is not None:
+            out.append(str(self.countdown_s))
+        return out
+
+
+@dataclass(frozen=True)
+class SoldScreen:
+    stopped: bool
+
+    def lines(self, lang: str) -> list[str]:
+        return [TEXT[lang]["stopped" if self.stopped else "sold"]]
+
+
+@dataclass(frozen=True)
+class PermitScreen:
+    """A permit on show, or (drawing=True) one face of the draw animation."""
+
+    value: Permit
+    drawing: bool = False
+    visible: bool = True  # the station icon flashes
+
+    def lines(self, lang: str) -> list[str]:
+        t = TEXT[lang]
+        if self.value == "station":
+            big, small = "STATION", t["station"]
+        else:
+            big, small = str(self.value), t["building" if self.value == 1 else "buildings"]
+        if self.drawing:
+            return [t["permit"], big, "..."]
+        return [t["permit"], big if self.visible else "", small]
+
+
+@dataclass(frozen=True)
+class HourEndScreen:
+    hours_played: int
+
+    def lines(self, lang: str) -> list[str]:
+        t = TEXT[lang]
+        return [t["over"], t["total"], t["wealth"], t["played"].format(n=self.hours_played)]
+
+
+@dataclass(frozen=True)
+class ShutdownScreen:
+    def lines(self, lang: str) -> list[str]:
+        return [TEXT[lang]["bye"]]
+
+
+Screen = Blank | HourScreen | AuctionScreen | SoldScreen | PermitScreen | HourEndScreen | ShutdownScreen

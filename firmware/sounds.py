@@ -1,0 +1,75 @@
+"""What the unit plays on its buzzer and red LED, in one place so the sounds stay distinct.
+
+Tones sit between 1 and 4 kHz, where a small piezo is loudest: a table of six must
+hear them. Each signal that matters also has a light pattern, so a muted unit or one
+without its OLED still tells the players what happened.
+"""
+
+from __future__ import annotations
+
+from cityunit.patterns import Pattern, steady
+
+Tone = Pattern["int | None"]
+Light = Pattern[float]
+
+REST: None = None
+
+
+def tune(*notes: tuple[int | None, int]) -> Tone:
+    return Pattern(tuple(notes))
+
+
+# Every press, the moment it goes down.
+CLICK = tune((4000, 12))
+# The LED blip of a press: inverted against the light's current level so it always shows.
+BLIP_MS = 60
+
+POWER_ON = tune((2093, 70), (2637, 70), (3136, 140))
+AUCTION_START = tune((2637, 60), (REST, 40), (3136, 140))
+# The last seconds of an auction: a beep on every second flash cycle.
+FINAL_BEEPS = Pattern(((3520, 90), (REST, 410)), repeat=True)
+SOLD = tune((3136, 140), (REST, 60), (3136, 140), (REST, 60), (2093, 600))
+STOPPED = tune((2637, 120), (REST, 40), (2093, 400))
+CANCELLED = tune((1319, 150), (988, 350))
+
+DRAW_MS = 800
+DRAW_FRAME_MS = 100
+DRAW = tune((2000, 12), (REST, DRAW_FRAME_MS - 12)) * (DRAW_MS // DRAW_FRAME_MS)
+
+HOUR_WARNING = tune((2794, 120))
+HOUR_SIGNAL = tune((2093, 180), (2637, 180), (3136, 400))
+HOUR_END = tune(
+    (3136, 200), (2637, 200), (2093, 200), (REST, 120),
+    (3136, 200), (2637, 200), (2093, 200), (REST, 120),
+    (1568, 900),
+)
+REMINDER = tune((2093, 150), (REST, 100), (2093, 150))
+PAUSE = tune((2093, 100), (1568, 220))
+RESUME = tune((1568, 100), (2093, 220))
+SHUTDOWN = tune((2093, 200), (1568, 200), (1047, 600))
+
+
+def permit_tune(value: int | str) -> Tone:
+    """As many beeps as buildings; a two-tone whistle for the station."""
+    if value == "station":
+        return tune((1760, 220), (2217, 220), (1760, 220), (2217, 380))
+    beep = tune((2637, 110), (REST, 110))
+    return beep * int(value)
+
+
+def permit_light(value: int | str) -> Light:
+    """As many blinks as buildings (readable without the OLED); the station flashes."""
+    if value == "station":
+        return Pattern(((1.0, 200), (0.0, 200)), repeat=True)
+    return Pattern(((1.0, 110), (0.0, 110)) * int(value) + ((0.0, 1000),), repeat=True)
+
+
+DARK: Light = steady(0.0)
+LIT: Light = steady(1.0)
+SILENT: Tone = steady(None)
+AUCTION_FLASH: Light = Pattern(((1.0, 500), (0.0, 500)), repeat=True)
+# At least twice as fast as the steady flash: here four times, unmistakable.
+AUCTION_FINAL_FLASH: Light = Pattern(((1.0, 125), (0.0, 125)), repeat=True)
+# Paused: a short heartbeat every two seconds (works on a plain on/off LED too).
+PAUSED: Light = Pattern(((0.3, 150), (0.0, 1850)), repeat=True)
+SHUTDOWN_LIGHT: Light = Pattern(((1.0, 100), (0.0, 100)), repeat=True)
