@@ -1,8 +1,13 @@
-"""The game rules the table can choose: game length, auction timing, permit odds, text."""
+"""The game rules the table can choose: game length, auction timing, permit odds, text.
+
+Each field names its place in the config file, and its allowed values, so one
+declaration serves the core, the config loader and the docs.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 HOUR_MS = 3_600_000
 
@@ -15,27 +20,37 @@ PERMITS: tuple[Permit, ...] = (1, 2, 3, "station")
 DEFAULT_ODDS: dict[Permit, int] = {1: 30, 2: 30, 3: 20, "station": 20}
 
 
+def setting(path: str, default: Any, **check: Any) -> Any:
+    """A config field: its TOML path ("section.key") and checks (choices=, lo=, hi=)."""
+    if isinstance(default, dict | list):
+        return field(
+            default_factory=lambda: type(default)(default), metadata={"path": path, **check}
+        )
+    return field(default=default, metadata={"path": path, **check})
+
+
 @dataclass(frozen=True)
 class Rules:
-    language: str = "en"  # "en" or "fr"
-    show_clock: bool = True  # the discreet elapsed-time readout
-    game_hours: int = 1  # 0: untimed (each hour is still signalled)
-    warning_minutes: int = 5  # beeps before the game's end; 0: none
-    auction_mode: str = "random"  # "random" or "fixed"
-    auction_min_s: int = 13
-    auction_max_s: int = 50
-    auction_fixed_s: int = 50
-    auction_final_s: int = 5
-    odds: dict[Permit, int] = field(default_factory=lambda: dict(DEFAULT_ODDS))
-    permit_show_s: int = 20
-    debounce_ms: int = 25
-    long_press_ms: int = 1500
+    language: str = setting("game.language", "en", choices=("en", "fr"))
+    show_clock: bool = setting("game.show_clock", True)
+    game_hours: int = setting("game.length_hours", 1, lo=0, hi=12)  # 0: untimed
+    warning_minutes: int = setting("game.warning_minutes", 5, lo=0, hi=30)
+    auction_mode: str = setting("auction.mode", "random", choices=("random", "fixed"))
+    auction_min_s: int = setting("auction.min_s", 13, lo=1, hi=600)
+    auction_max_s: int = setting("auction.max_s", 50, lo=1, hi=600)
+    auction_fixed_s: int = setting("auction.fixed_s", 50, lo=1, hi=600)
+    auction_final_s: int = setting("auction.final_s", 5, lo=0, hi=60)
+    odds: dict[Permit, int] = setting("permit.odds", DEFAULT_ODDS)
+    permit_show_s: int = setting("permit.show_s", 20, lo=1, hi=600)
+    debounce_ms: int = setting("buttons.debounce_ms", 25, lo=1, hi=100)
+    long_press_ms: int = setting("buttons.long_press_ms", 1500, lo=300, hi=5000)
 
 
 def warning_times(warning_ms: int, min_gap_ms: int = 2_000) -> list[int]:
     """Ms before the end at which to beep: every 30 s at 5 min, shrinking to every 2 s.
 
-    Each gap is a tenth of the time left, so the beeps come more and more often.
+    Each gap is a tenth of the time left (in whole seconds), so beeps come more and
+    more often.
     """
     times: list[int] = []
     left = warning_ms

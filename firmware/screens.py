@@ -126,4 +126,6 @@ class ShutdownScreen:
         return [TEXT[lang]["bye"]]
 
 
-Screen = Blank | HourScreen | AuctionScreen | SoldScreen | PermitScreen | HourEndScreen | ShutdownScreen
+Screen = (
+    Blank | HourScreen | AuctionScreen | SoldScreen | PermitScreen | HourEndScreen | ShutdownScreen
+)

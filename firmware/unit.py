@@ -306,9 +306,10 @@ class Unit:
                 self._end_auction(stopped=True)
             elif mode in (Mode.IDLE, Mode.PERMIT):
                 self._start_auction()
-        elif button is Button.BUILD:
-            if mode is Mode.IDLE or (mode is Mode.PERMIT and self.permit is not None):
-                self._start_draw()
+        elif button is Button.BUILD and (
+            mode is Mode.IDLE or (mode is Mode.PERMIT and self.permit is not None)
+        ):
+            self._start_draw()
 
     def _long(self, button: Button | None) -> None:
         if button is Button.AUCTION:

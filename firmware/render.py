@@ -1,0 +1,119 @@
+"""Screens to pixels: one 128x64 1-bit PIL image per screen, the only thing sent to a display.
+
+Text uses DejaVu Sans Bold (a Latin-1 subset shipped with the package, so French
+accents show on every machine) without anti-aliasing: a 1-bit OLED has no grey.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+from cityunit.screens import (
+    DOTS,
+    AuctionScreen,
+    Blank,
+    HourEndScreen,
+    HourScreen,
+    PermitScreen,
+    Screen,
+    ShutdownScreen,
+    SoldScreen,
+)
+from PIL import Image, ImageDraw, ImageFont
+
+WIDTH, HEIGHT = 128, 64
+SIZE = (WIDTH, HEIGHT)
+
+
+FONTS = Path(__file__).with_name("fonts")
+
+
+@cache
+def font(size: int, condensed: bool = False) -> ImageFont.FreeTypeFont:
+    name = "DejaVuSansCondensed-Bold.ttf" if condensed else "DejaVuSans-Bold.ttf"
+    return ImageFont.truetype(str(FONTS / name), size)
+
+
+def _canvas() -> tuple[Image.Image, ImageDraw.ImageDraw]:
+    image = Image.new("1", SIZE, 0)
+    draw = ImageDraw.Draw(image)
+    draw.fontmode = "1"
+    return image, draw
+
+
+def _text(draw: ImageDraw.ImageDraw, y: int, text: str, size: int, fill: int = 1) -> None:
+    """Centred text whose top sits at `y`; condensed, then smaller, until it fits."""
+    face = font(size)
+    while draw.textlength(text, font=face) > WIDTH - 2 and size > 8:
+        face = font(size, condensed=True)
+        if draw.textlength(text, font=face) <= WIDTH - 2:
+            break
+        size -= 1
+        face = font(size)
+    draw.text((WIDTH // 2, y), text, font=face, fill=fill, anchor="mt")
+
+
+def _title(draw: ImageDraw.ImageDraw, text: str) -> None:
+    """A white bar with the screen's name in black: reads at a glance across a table."""
+    draw.rectangle((0, 0, WIDTH - 1, 14), fill=1)
+    _text(draw, 2, text, 12, fill=0)
+
+
+def station_icon(draw: ImageDraw.ImageDraw, cx: int, cy: int) -> None:
+    """A small locomotive on rails, 44x30, centred on (cx, cy)."""
+    x, y = cx - 22, cy - 15
+    draw.rectangle((x + 4, y + 10, x + 30, y + 22), fill=1)  # boiler
+    draw.rectangle((x + 28, y + 2, x + 40, y + 22), fill=1)  # cab
+    draw.rectangle((x + 31, y + 5, x + 37, y + 10), fill=0)  # cab window
+    draw.rectangle((x + 8, y + 3, x + 13, y + 10), fill=1)  # chimney
+    draw.polygon([(x + 4, y + 22), (x, y + 26), (x + 4, y + 26)], fill=1)  # cow-catcher
+    for wx in (x + 10, x + 21, x + 34):
+        draw.ellipse((wx - 4, y + 21, wx + 4, y + 29), fill=1, outline=0)
+    draw.line((x - 2, y + 29, x + 46, y + 29), fill=1)  # rail
+
+
+def render(screen: Screen, lang: str) -> Image.Image:
+    image, draw = _canvas()
+    lines = screen.lines(lang)
+    match screen:
+        case Blank():
+            pass
+        case HourScreen(paused=paused, clock=clock):
+            _text(draw, 4, lines[0], 24)
+            if paused:
+                draw.rectangle((14, 31, WIDTH - 15, 47), fill=1)
+                _text(draw, 33, lines[1], 13, fill=0)
+            if clock is not None:
+                _text(draw, 52, clock, 11)
+        case AuctionScreen(frame=frame, countdown_s=countdown):
+            _title(draw, lines[0])
+            y = 30 if countdown is None else 24
+            for i in range(DOTS):
+                x = 22 + i * 28
+                lit = i == frame % DOTS
+                draw.ellipse((x - 6, y - 6, x + 6, y + 6), fill=1 if lit else 0, outline=1)
+            if countdown is not None:
+                _text(draw, 36, lines[2], 26)
+        case SoldScreen():
+            draw.rectangle((0, 0, WIDTH - 1, HEIGHT - 1), fill=1)
+            _text(draw, 18, lines[0], 28, fill=0)
+        case PermitScreen(value=value, drawing=drawing, visible=visible):
+            _title(draw, lines[0])
+            if drawing:
+                draw.rectangle((40, 17, 87, 52), outline=1)
+            if visible or drawing:
+                if value == "station":
+                    station_icon(draw, WIDTH // 2, 35)
+                else:
+                    _text(draw, 15, str(value), 38)
+            if not drawing:
+                _text(draw, 53, lines[2], 10)
+        case HourEndScreen():
+            _title(draw, lines[0])
+            _text(draw, 18, lines[1], 12)
+            _text(draw, 33, lines[2], 12)
+            _text(draw, 50, lines[3], 11)
+        case ShutdownScreen():
+            _text(draw, 26, lines[0], 13)
+    return image

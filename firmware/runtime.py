@@ -1,0 +1,156 @@
+"""The loop: one thread owns the core, the outputs and the display.
+
+GPIO callbacks, the console and signal handlers only put work in the inbox (a
+SimpleQueue, whose put is safe even from a signal handler). The loop sleeps until the
+next deadline or the next piece of work, never polling: an idle unit costs nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import random
+import signal
+import subprocess
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from cityunit.clock import Clock
+from cityunit.config import Config
+from cityunit.display import Display
+from cityunit.parts import Parts
+from cityunit.render import render
+from cityunit.screens import Screen
+from cityunit.unit import Event, Mode, Unit
+
+log = logging.getLogger(__name__)
+
+Listener = Callable[[Event], None]
+_STOP = object()
+
+
+class Runtime:
+    def __init__(
+        self,
+        config: Config,
+        clock: Clock,
+        parts: Callable[[Callable[[str, bool], None]], Parts],
+        display: Callable[[Callable[[str], None]], Display] | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.config = config
+        self.clock = clock
+        self.inbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self.unit = Unit(config.rules, rng, now=clock.now_ms())
+        self.listeners: list[Listener] = [_log_event]
+        self.display = None if display is None else display(lambda d: self._fault("display", d))
+        self._led: float | None = None
+        self._tone: int | bool | None = False  # False: never set
+        self._screen: Screen | None = None
+        self._stopping = False
+        self.parts = parts(self._edge)
+        # The switch may already be ON at start: read it through the same path as an edge.
+        if self.parts.is_pressed("power"):
+            self.unit.edge("power", True, clock.now_ms())
+
+    # ----- work from other threads -------------------------------------------------
+
+    def _edge(self, name: str, level: bool) -> None:
+        t = self.clock.now_ms()
+        self.inbox.put(lambda: self.unit.edge(name, level, t))
+
+    def call(self, work: Callable[[], None]) -> None:
+        """Run `work` on the loop thread, in order with everything else."""
+        self.inbox.put(work)
+
+    def stop(self) -> None:
+        self.inbox.put(_STOP)
+
+    def _fault(self, part: str, detail: str) -> None:
+        self.unit.events.append(Event(self.unit.now, "fault", {"part": part, "detail": detail}))
+
+    # ----- the loop ----------------------------------------------------------------
+
+    def run(self, ready: Callable[[], None] = lambda: None) -> None:
+        """Serve until `stop()`; outputs are left quiet and the screen blank."""
+        try:
+            self.step()
+            ready()
+            while True:
+                timeout = self.clock.wait_ms(self.next_deadline())
+                try:
+                    work = self.inbox.get(timeout=timeout)
+                except queue.Empty:
+                    work = None
+                if work is _STOP:
+                    break
+                self.unit.advance(self.clock.now_ms())
+                if work is not None:
+                    work()
+                self.step()
+        finally:
+            self.close()
+
+    def next_deadline(self) -> int | None:
+        deadlines = [self.unit.next_deadline()]
+        if self.display is not None:
+            deadlines.append(self.display.retry_at)
+        return min((d for d in deadlines if d is not None), default=None)
+
+    def step(self) -> None:
+        """Bring time up to now and make the outputs follow the core: light and sound first."""
+        now = self.clock.now_ms()
+        unit = self.unit
+        unit.advance(now)
+        if unit.led_level != self._led:
+            self._led = unit.led_level
+            self.parts.set_led(unit.led_level)
+        if unit.tone_hz != self._tone:
+            self._tone = unit.tone_hz
+            self.parts.set_tone(unit.tone_hz)
+        if self.display is not None:
+            self.display.poll(now)
+            screen = unit.screen
+            if screen != self._screen:
+                self._screen = screen
+                self.display.show(render(screen, unit.rules.language), now)
+        for event in unit.drain():
+            for listener in self.listeners:
+                listener(event)
+        if unit.shutdown_requested and unit.mode is Mode.OFF:
+            unit.shutdown_requested = False
+            self._power_off()
+
+    def _power_off(self) -> None:
+        command = self.config.system.shutdown_command
+        if not command:
+            log.warning("safe shutdown asked, but power.shutdown_command is empty: not halting")
+            return
+        log.info("safe shutdown: running %s", " ".join(command))
+        try:
+            subprocess.Popen(command)
+        except OSError as e:
+            log.error("safe shutdown failed: %s: %s", command[0], e.strerror or e)
+
+    def close(self) -> None:
+        if self.display is not None:
+            self.display.blank()
+        self.parts.close()
+
+
+def _log_event(event: Event) -> None:
+    level = logging.DEBUG if event.event in ("led", "tone") else logging.INFO
+    if log.isEnabledFor(level):
+        log.log(level, "%s %s", event.event, event.data or "")
+
+
+def stop_on_signals(runtime: Runtime) -> None:
+    """SIGTERM and SIGINT stop the loop cleanly: screen blank, LED off, buzzer silent.
+
+    (Python skips atexit on SIGTERM unless a handler is installed.)
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda signum, frame: runtime.stop())
