@@ -48,7 +48,6 @@ class Runtime:
         self._led: float | None = None
         self._tone: int | bool | None = False  # False: never set
         self._screen: Screen | None = None
-        self._stopping = False
         self.parts = parts(self._edge)
         # The switch may already be ON at start: read it through the same path as an edge.
         if self.parts.is_pressed("power"):
@@ -85,12 +84,27 @@ class Runtime:
                     work = None
                 if work is _STOP:
                     break
-                self.unit.advance(self.clock.now_ms())
-                if work is not None:
-                    work()
-                self.step()
+                self._do(work)
         finally:
             self.close()
+
+    def pump(self) -> bool:
+        """Do all the work waiting in the inbox without blocking; False once stopped."""
+        while True:
+            try:
+                work = self.inbox.get_nowait()
+            except queue.Empty:
+                self._do(None)
+                return True
+            if work is _STOP:
+                return False
+            self._do(work)
+
+    def _do(self, work: Callable[[], None] | None) -> None:
+        self.unit.advance(self.clock.now_ms())
+        if work is not None:
+            work()
+        self.step()
 
     def next_deadline(self) -> int | None:
         deadlines = [self.unit.next_deadline()]
