@@ -21,8 +21,10 @@ class Debouncer:
     def edge(self, level: bool, t: int) -> bool | None:
         """A raw edge at `t`; returns the new debounced level, or None if it is chatter."""
         self.raw = level
-        if self.quiet_at is not None and t < self.quiet_at:
-            return None
+        if self.quiet_at is not None:
+            if t < self.quiet_at:
+                return None
+            self.quiet_at = None
         if level == self.level:
             return None
         self.level = level

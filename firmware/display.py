@@ -12,9 +12,10 @@ import logging
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from cityunit.config import Parts
 from luma.core.error import Error as LumaError
 from PIL import Image
+
+from cityunit.config import Parts
 
 log = logging.getLogger(__name__)
 

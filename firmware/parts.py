@@ -11,11 +11,12 @@ import contextlib
 import os
 from collections.abc import Callable
 
-from cityunit.config import Config
 from gpiozero import LED, PWMLED, Button, Buzzer, TonalBuzzer
 from gpiozero.pins import Factory
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 from gpiozero.tones import Tone
+
+from cityunit.config import Config
 
 # 440 Hz to 7 kHz: every tone the unit plays, with room to spare.
 BUZZER_MID = Tone("A6")

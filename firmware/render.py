@@ -9,6 +9,8 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
+from PIL import Image, ImageDraw, ImageFont
+
 from cityunit.screens import (
     DOTS,
     AuctionScreen,
@@ -20,7 +22,6 @@ from cityunit.screens import (
     ShutdownScreen,
     SoldScreen,
 )
-from PIL import Image, ImageDraw, ImageFont
 
 WIDTH, HEIGHT = 128, 64
 SIZE = (WIDTH, HEIGHT)

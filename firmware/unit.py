@@ -124,16 +124,17 @@ class Unit:
         """A raw contact edge of 'auction', 'build' or 'power'; debounced here."""
         self.advance(t)
         bouncer = self._debounce.setdefault(name, Debouncer(self.rules.debounce_ms))
-        self._debounced(name, bouncer.edge(level, self.now))
+        self._debounced(name, bouncer, bouncer.edge(level, self.now))
+        self._sync_outputs()
+
+    def _debounced(self, name: str, bouncer: Debouncer, level: bool | None) -> None:
+        """Act on a debounced edge, and check the contact again when its window closes."""
         if bouncer.quiet_at is not None:
             self._deadlines.set(
                 f"debounce.{name}",
                 bouncer.quiet_at,
-                lambda: self._debounced(name, bouncer.settle(self.now)),
+                lambda: self._debounced(name, bouncer, bouncer.settle(self.now)),
             )
-        self._sync_outputs()
-
-    def _debounced(self, name: str, level: bool | None) -> None:
         if level is None:
             return
         if name == "power":

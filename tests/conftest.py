@@ -11,9 +11,9 @@ import pytest
 os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
 os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
 
-from cityunit.gestures import Button  # noqa: E402
-from cityunit.rules import Rules  # noqa: E402
-from cityunit.unit import Event, Unit  # noqa: E402
+from cityunit.gestures import Button
+from cityunit.rules import Rules
+from cityunit.unit import Event, Unit
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import statistics
 
 from cityunit.gestures import Button
@@ -56,8 +57,8 @@ def test_final_phase_flashes_at_least_twice_as_fast_and_beeps() -> None:
     start, final, end = lengths(table)
     steady = rising_edges(table, start + 100, final)
     fast = rising_edges(table, final, end)
-    steady_period = statistics.median(b - a for a, b in zip(steady, steady[1:], strict=False))
-    fast_period = statistics.median(b - a for a, b in zip(fast, fast[1:], strict=False))
+    steady_period = statistics.median(b - a for a, b in itertools.pairwise(steady))
+    fast_period = statistics.median(b - a for a, b in itertools.pairwise(fast))
     assert fast_period <= steady_period / 2
     beeps = [e for e in table.events("tone") if final <= e.t_ms < end and e.data["hz"]]
     assert len(beeps) >= 5, "beeps through the final seconds"

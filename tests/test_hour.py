@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from cityunit.gestures import Button
 from cityunit.rules import HOUR_MS, Rules
 from conftest import Table
@@ -26,8 +28,8 @@ def test_warnings_come_more_and_more_often_then_the_hour_ends_at_exactly_60_00()
     assert end.t_ms == HOUR_MS and end.data == {"hour": 1}
     warnings = [e.t_ms for e in table.events("hour.warning")]
     assert warnings[0] == HOUR_MS - 5 * 60_000
-    gaps = [b - a for a, b in zip(warnings, warnings[1:], strict=False)]
-    assert all(b <= a for a, b in zip(gaps, gaps[1:], strict=False)), gaps
+    gaps = [b - a for a, b in itertools.pairwise(warnings)]
+    assert all(b <= a for a, b in itertools.pairwise(gaps)), gaps
     assert gaps[0] >= 25_000 and gaps[-1] <= 2_000
     for w in table.events("hour.warning"):
         assert w.data["remaining_ms"] == HOUR_MS - w.t_ms
@@ -40,7 +42,11 @@ def test_the_end_is_distinct_steady_and_repeats_a_reminder_until_switched_off() 
     table = Table()
     table.until("hour.end")
     assert table.state()["led"] == 1.0
-    assert table.state()["screen"][:3] == ["GAME OVER", "Total your wealth:", "cash + district rents"]
+    assert table.state()["screen"][:3] == [
+        "GAME OVER",
+        "Total your wealth:",
+        "cash + district rents",
+    ]
     tunes_before = len(table.events("tone"))
     table.wait(5 * 60_000)
     assert table.state()["led"] == 1.0
