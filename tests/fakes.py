@@ -1,0 +1,46 @@
+"""Test doubles at the edges of the unit: an I2C bus that fails on demand, fresh mock pins."""
+
+from __future__ import annotations
+
+import errno
+import random
+
+from gpiozero.pins.mock import MockFactory, MockPWMPin
+
+SSD1306_DISPLAYOFF = 0xAE
+
+
+class FlakyBus:
+    """An smbus2 stand-in for luma's i2c interface that records writes and fails on demand.
+
+    `unplugged` fails every write; `error_rate` fails that share of writes (seeded).
+    Failures raise OSError(EREMOTEIO), errno 121, as a real I2C bus does.
+    """
+
+    def __init__(self, error_rate: float = 0.0, seed: int = 0) -> None:
+        self.error_rate = error_rate
+        self.unplugged = False
+        self.rng = random.Random(seed)
+        self.commands: list[list[int]] = []
+        self.data_bytes = 0
+        self.failures = 0
+
+    def write_i2c_block_data(self, addr: int, register: int, data: list[int]) -> None:
+        if self.unplugged or self.rng.random() < self.error_rate:
+            self.failures += 1
+            raise OSError(errno.EREMOTEIO, "Remote I/O error")
+        if register == 0x00:
+            self.commands.append(list(data))
+        else:
+            self.data_bytes += len(data)
+
+    def inits(self) -> int:
+        """How many times the display's init sequence was sent."""
+        return sum(1 for c in self.commands if c[:1] == [SSD1306_DISPLAYOFF] and len(c) > 1)
+
+    def close(self) -> None:
+        pass
+
+
+def mock_factory() -> MockFactory:
+    return MockFactory(pin_class=MockPWMPin)
