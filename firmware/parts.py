@@ -11,7 +11,7 @@ import contextlib
 import os
 from collections.abc import Callable
 
-from gpiozero import LED, PWMLED, Button, Buzzer, TonalBuzzer
+from gpiozero import LED, PWMLED, Buzzer, DigitalInputDevice, TonalBuzzer
 from gpiozero.pins import Factory
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 from gpiozero.tones import Tone
@@ -47,17 +47,18 @@ class Parts:
         pins, kind = config.pins, config.parts
         self._devices: list = []
         try:
+            # Plain inputs rather than gpiozero Buttons: holds are timed by the core, and
+            # Button's hold thread would cost a thread per button (and ~0.4 s to close).
+            contacts = {"auction": pins.auction, "build": pins.build, "power": pins.power}
             self.inputs = {
-                name: self._own(Button(pin, pull_up=True, bounce_time=None, pin_factory=factory))
-                for name, pin in (
-                    ("auction", pins.auction),
-                    ("build", pins.build),
-                    ("power", pins.power),
+                name: self._own(
+                    DigitalInputDevice(pin, pull_up=True, bounce_time=None, pin_factory=factory)
                 )
+                for name, pin in contacts.items()
             }
-            for name, button in self.inputs.items():
-                button.when_pressed = lambda name=name: on_edge(name, True)
-                button.when_released = lambda name=name: on_edge(name, False)
+            for name, contact in self.inputs.items():
+                contact.when_activated = lambda name=name: on_edge(name, True)
+                contact.when_deactivated = lambda name=name: on_edge(name, False)
             led_class = PWMLED if kind.led_pwm else LED
             self.led = self._own(led_class(pins.led, pin_factory=factory))
             self.buzzer: TonalBuzzer | Buzzer
@@ -81,7 +82,7 @@ class Parts:
         return device
 
     def is_pressed(self, name: str) -> bool:
-        return bool(self.inputs[name].is_pressed)
+        return bool(self.inputs[name].is_active)
 
     def set_led(self, level: float) -> None:
         if isinstance(self.led, PWMLED):

@@ -48,6 +48,7 @@ class Runtime:
         self._led: float | None = None
         self._tone: int | bool | None = False  # False: never set
         self._screen: Screen | None = None
+        self.shutdown_process: subprocess.Popen[bytes] | None = None
         self.parts = parts(self._edge)
         # The switch may already be ON at start: read it through the same path as an edge.
         if self.parts.is_pressed("power"):
@@ -143,7 +144,7 @@ class Runtime:
             return
         log.info("safe shutdown: running %s", " ".join(command))
         try:
-            subprocess.Popen(command)
+            self.shutdown_process = subprocess.Popen(command)
         except OSError as e:
             log.error("safe shutdown failed: %s: %s", command[0], e.strerror or e)
 
@@ -151,6 +152,7 @@ class Runtime:
         if self.display is not None:
             self.display.blank()
         self.parts.close()
+        log.info("stopped: LED off, buzzer silent, screen blank")
 
 
 def _log_event(event: Event) -> None:
