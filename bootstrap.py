@@ -33,7 +33,8 @@ def ensure_venv() -> Path:
     if not stamp.exists() or stamp.read_text() != want:
         print(f"bootstrap: installing cityunit[{EXTRAS}] into .venv", file=sys.stderr)
         pip = [str(python), "-m", "pip", "--disable-pip-version-check", "-q"]
-        subprocess.run([*pip, "install", "-e", f"{ROOT}[{EXTRAS}]"], check=True)
+        if subprocess.call([*pip, "install", "-e", f"{ROOT}[{EXTRAS}]"]) != 0:
+            sys.exit("bootstrap: installing failed (pip's message above); nothing was changed")
         stamp.write_text(want)
     return python
 

@@ -151,3 +151,9 @@ def test_defaults_follow_the_hardware_pinout() -> None:
     for name in ("auction", "build", "power", "led", "buzzer"):
         assert parts[name]["gpio"] == getattr(pins, name), name
     assert parts["oled"]["i2c_address"] == Config().parts.i2c_address
+
+
+def test_every_key_is_documented_in_the_readme() -> None:
+    readme = (ROOT / "README.md").read_text()
+    for path in config._fields():
+        assert f"| `{path}` |" in readme, path

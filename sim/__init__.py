@@ -1,0 +1,1 @@
+"""The simulator: the real firmware on gpiozero's MockFactory pins, with no hardware."""
