@@ -7,6 +7,8 @@ next deadline or the next piece of work, never polling: an idle unit costs nothi
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import logging
 import queue
 import random
@@ -49,6 +51,8 @@ class Runtime:
         self._tone: int | bool | None = False  # False: never set
         self._screen: Screen | None = None
         self.shutdown_process: subprocess.Popen[bytes] | None = None
+        self._later: list[tuple[int, int, Callable[[], None]]] = []
+        self._later_seq = itertools.count()
         self.parts = parts(self._edge)
         # The switch may already be ON at start: read it through the same path as an edge.
         if self.parts.is_pressed("power"):
@@ -63,6 +67,10 @@ class Runtime:
     def call(self, work: Callable[[], None]) -> None:
         """Run `work` on the loop thread, in order with everything else."""
         self.inbox.put(work)
+
+    def later(self, t: int, work: Callable[[], None]) -> None:
+        """Run `work` on the loop thread once the clock reaches `t` (loop thread only)."""
+        heapq.heappush(self._later, (t, next(self._later_seq), work))
 
     def stop(self) -> None:
         self.inbox.put(_STOP)
@@ -102,13 +110,16 @@ class Runtime:
             self._do(work)
 
     def _do(self, work: Callable[[], None] | None) -> None:
-        self.unit.advance(self.clock.now_ms())
+        now = self.clock.now_ms()
+        self.unit.advance(now)
         if work is not None:
             work()
+        while self._later and self._later[0][0] <= now:
+            heapq.heappop(self._later)[2]()
         self.step()
 
     def next_deadline(self) -> int | None:
-        deadlines = [self.unit.next_deadline()]
+        deadlines = [self.unit.next_deadline(), self._later[0][0] if self._later else None]
         if self.display is not None:
             deadlines.append(self.display.retry_at)
         return min((d for d in deadlines if d is not None), default=None)

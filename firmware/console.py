@@ -1,0 +1,251 @@
+"""The console protocol (version 1): one text protocol to drive and watch the unit.
+
+The same on hardware (a serial port) and in the simulator (stdio or a pty). Each
+command gets exactly one reply, in order; `EVT` lines carry the unit's events once
+asked for. A bad line gets `ERR` and the console goes on. Commands run on the loop
+thread, through the same paths as the buttons.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from cityunit import __version__
+from cityunit.clock import VirtualClock
+from cityunit.gestures import Button
+from cityunit.runtime import Runtime
+from cityunit.unit import Event
+
+MAX_LINE = 256
+MAX_HOLD_MS = 600_000
+MAX_ADVANCE_MS = 7 * 24 * 3_600_000
+
+
+class CommandError(Exception):
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass(frozen=True)
+class TooLong:
+    """A line over MAX_LINE bytes; its bytes were dropped."""
+
+
+class LineReader:
+    """Bytes in, whole lines out; a line over 256 bytes is dropped, never buffered whole."""
+
+    def __init__(self) -> None:
+        self._buf = bytearray()
+        self._overflow = False
+
+    def feed(self, data: bytes) -> Iterator[bytes | TooLong]:
+        self._buf += data
+        while True:
+            end = self._buf.find(b"\n")
+            if end < 0:
+                if len(self._buf) > MAX_LINE:
+                    self._overflow = True
+                    del self._buf[:]
+                return
+            line = bytes(self._buf[:end])
+            del self._buf[: end + 1]
+            if line.endswith(b"\r"):
+                line = line[:-1]
+            if self._overflow or len(line) > MAX_LINE:
+                self._overflow = False
+                yield TooLong()
+            else:
+                yield line
+
+
+def _button(word: str) -> Button:
+    try:
+        return Button(word.lower())
+    except ValueError:
+        raise CommandError("bad-argument", "expected AUCTION or BUILD") from None
+
+
+def _int(word: str, lo: int, hi: int, what: str) -> int:
+    try:
+        value = int(word)
+    except ValueError:
+        raise CommandError("bad-argument", f"{what} must be a whole number") from None
+    if not lo <= value <= hi:
+        raise CommandError("bad-argument", f"{what} must be between {lo} and {hi}")
+    return value
+
+
+class Session:
+    """One console client. Lines go in through `receive` on the loop thread."""
+
+    def __init__(self, runtime: Runtime, write: Callable[[str], None], simulator: bool) -> None:
+        self.runtime = runtime
+        self._write = write
+        self.simulator = simulator
+        self.events = False
+        self._pending: deque[bytes | TooLong] = deque()
+        self._busy = False  # a HOLD on the real clock finishes later; later lines wait
+        runtime.listeners.append(self._event)
+        self.commands: dict[str, Callable[[list[str]], str | None]] = {
+            "PING": self._ping,
+            "VERSION": self._version,
+            "HELP": self._help,
+            "PRESS": self._press,
+            "HOLD": self._hold,
+            "SWITCH": self._switch,
+            "STATE": self._state,
+            "EVENTS": self._events,
+            "ADVANCE": self._advance,
+            "SEED": self._seed,
+        }
+
+    def close(self) -> None:
+        if self._event in self.runtime.listeners:
+            self.runtime.listeners.remove(self._event)
+
+    @property
+    def virtual(self) -> bool:
+        return isinstance(self.runtime.clock, VirtualClock)
+
+    # ----- lines -------------------------------------------------------------------
+
+    def receive(self, line: bytes | TooLong) -> None:
+        self._pending.append(line)
+        self._drain()
+
+    def _drain(self) -> None:
+        while self._pending and not self._busy:
+            self._run(self._pending.popleft())
+
+    def _run(self, line: bytes | TooLong) -> None:
+        if isinstance(line, TooLong):
+            self._reply(f"ERR line-too-long lines are at most {MAX_LINE} bytes")
+            return
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError:
+            self._reply("ERR bad-argument not UTF-8 text")
+            return
+        words = text.split()
+        if not words:
+            return
+        name, args = words[0].upper(), words[1:]
+        command = self.commands.get(name)
+        if command is None:
+            self._reply(f"ERR unknown-command {name[:32]!s}; try HELP")
+            return
+        try:
+            payload = command(args)
+        except CommandError as e:
+            self._reply(f"ERR {e.code} {e}")
+            return
+        if payload is not None:
+            self._reply(payload)
+
+    def _reply(self, text: str) -> None:
+        self.runtime.step()  # the events a command caused come before its reply
+        self._write(text)
+
+    def _event(self, event: Event) -> None:
+        if self.events:
+            self._write("EVT " + json.dumps(event.as_dict(), separators=(",", ":")))
+
+    # ----- commands ------------------------------------------------------------------
+
+    @staticmethod
+    def _arity(args: list[str], n: int, usage: str) -> None:
+        if len(args) != n:
+            raise CommandError("bad-argument", f"usage: {usage}")
+
+    def _ping(self, args: list[str]) -> str:
+        self._arity(args, 0, "PING")
+        return "OK PONG"
+
+    def _version(self, args: list[str]) -> str:
+        self._arity(args, 0, "VERSION")
+        return f"OK {__version__}"
+
+    def _help(self, args: list[str]) -> str:
+        return "OK " + " ".join(self.commands)
+
+    def _press(self, args: list[str]) -> str:
+        self._arity(args, 1, "PRESS AUCTION|BUILD")
+        button = _button(args[0])
+        unit, now = self.runtime.unit, self.runtime.clock.now_ms()
+        unit.press(button, now)
+        unit.release(button, now)
+        return "OK"
+
+    def _hold(self, args: list[str]) -> str | None:
+        self._arity(args, 2, "HOLD AUCTION|BUILD <ms>")
+        button = _button(args[0])
+        ms = _int(args[1], 1, MAX_HOLD_MS, "ms")
+        runtime = self.runtime
+        runtime.unit.press(button, runtime.clock.now_ms())
+        if self.virtual:
+            self._advance_by(ms)
+            runtime.unit.release(button, runtime.clock.now_ms())
+            return "OK"
+        self._busy = True
+
+        def release() -> None:
+            runtime.unit.release(button, runtime.clock.now_ms())
+            self._busy = False
+            self._reply("OK")
+            self._drain()
+
+        runtime.later(runtime.clock.now_ms() + ms, release)
+        return None
+
+    def _switch(self, args: list[str]) -> str:
+        self._arity(args, 1, "SWITCH ON|OFF")
+        word = args[0].upper()
+        if word not in ("ON", "OFF"):
+            raise CommandError("bad-argument", "expected ON or OFF")
+        self.runtime.unit.switch(word == "ON", self.runtime.clock.now_ms())
+        return "OK"
+
+    def _state(self, args: list[str]) -> str:
+        self._arity(args, 0, "STATE")
+        self.runtime.step()
+        state = self.runtime.unit.state()
+        state["clock"] = "virtual" if self.virtual else "real"
+        state["t_ms"] = self.runtime.unit.now
+        return "OK " + json.dumps(state, ensure_ascii=False, separators=(",", ":"))
+
+    def _events(self, args: list[str]) -> str:
+        self._arity(args, 1, "EVENTS ON|OFF")
+        word = args[0].upper()
+        if word not in ("ON", "OFF"):
+            raise CommandError("bad-argument", "expected ON or OFF")
+        self.runtime.step()  # events from before the switch are not shown after it
+        self.events = word == "ON"
+        return "OK"
+
+    def _advance(self, args: list[str]) -> str:
+        self._arity(args, 1, "ADVANCE <ms>")
+        if not self.virtual:
+            raise CommandError("not-allowed", "ADVANCE needs the virtual clock")
+        self._advance_by(_int(args[0], 0, MAX_ADVANCE_MS, "ms"))
+        return "OK"
+
+    def _advance_by(self, ms: int) -> None:
+        clock = self.runtime.clock
+        assert isinstance(clock, VirtualClock)
+        clock.set_ms(clock.now_ms() + ms)
+        self.runtime.step()
+
+    def _seed(self, args: list[str]) -> str:
+        self._arity(args, 1, "SEED <int>")
+        if not self.simulator:
+            raise CommandError("not-allowed", "SEED is for the simulator only")
+        try:
+            seed = int(args[0])
+        except ValueError:
+            raise CommandError("bad-argument", "the seed must be a whole number") from None
+        self.runtime.unit.rng.seed(seed)
+        return "OK"
