@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 
-@dataclass(order=True)
-class _Due:
+class Due(NamedTuple):
     t: int
-    seq: int
-    run: Callable[[], None] = field(compare=False)
+    seq: int  # unique, so tuples never compare further
+    name: str
+    run: Callable[[], None]
 
 
 class Deadlines:
@@ -20,33 +20,26 @@ class Deadlines:
     """
 
     def __init__(self) -> None:
-        self._due: dict[str, _Due] = {}
+        self._due: dict[str, Due] = {}
         self._seq = 0
 
     def set(self, name: str, t: int, run: Callable[[], None]) -> None:
         self._seq += 1
-        self._due[name] = _Due(t, self._seq, run)
+        self._due[name] = Due(t, self._seq, name, run)
 
     def cancel(self, *names: str) -> None:
         for name in names:
             self._due.pop(name, None)
 
-    def pending(self, name: str) -> bool:
-        return name in self._due
-
-    def when(self, name: str) -> int | None:
-        due = self._due.get(name)
-        return None if due is None else due.t
-
     def next(self) -> int | None:
-        return min((d.t for d in self._due.values()), default=None)
+        return min(self._due.values()).t if self._due else None
 
-    def pop_due(self, now: int) -> _Due | None:
+    def pop_due(self, now: int) -> Due | None:
         """The earliest deadline at or before `now`, removed; None when nothing is due."""
         if not self._due:
             return None
-        name, due = min(self._due.items(), key=lambda item: item[1])
+        due = min(self._due.values())
         if due.t > now:
             return None
-        del self._due[name]
+        del self._due[due.name]
         return due

@@ -12,7 +12,6 @@ import logging
 import os
 import queue
 import threading
-import time
 import tty
 from collections.abc import Callable
 from typing import Protocol
@@ -82,7 +81,11 @@ def open_serial(url: str, baudrate: int) -> SerialLink:
 
 
 class Served:
-    """The protocol served on one link: a reader thread, a writer thread, one Session."""
+    """The protocol served on one link: a reader thread, a writer thread, one Session.
+
+    Lines are sent in batches: all the events of one step, or a reply with the events
+    before it, leave in one write.
+    """
 
     def __init__(
         self,
@@ -94,34 +97,49 @@ class Served:
         self.runtime = runtime
         self.link = link
         self.on_end = on_end
-        self._block = runtime.clock.virtual
-        self._outbox: queue.Queue[bytes] = queue.Queue(maxsize=OUTBOX)
+        self._virtual = runtime.clock.virtual
+        self._batch: list[str] = []
+        self._outbox: queue.SimpleQueue[bytes | threading.Event] = queue.SimpleQueue()
+        self._sent = 0  # lines handed to the writer (loop thread only)
+        self._written = 0  # lines it wrote (writer thread only)
         self._dropped = 0
         self.session = Session(runtime, self._write, simulator)
+        runtime.after_step.append(self._flush)
         threading.Thread(target=self._writer, name="console-out", daemon=True).start()
         threading.Thread(target=self._reader, name="console-in", daemon=True).start()
 
     def _write(self, text: str) -> None:
-        try:
-            self._outbox.put((text + "\n").encode(), block=self._block)
-        except queue.Full:
-            self._dropped += 1
-            if self._dropped == 1:
+        """Loop thread: queue one line; a reply sends the batch at once."""
+        self._batch.append(text)
+        if not text.startswith("EVT "):
+            self._flush()
+
+    def _flush(self) -> None:
+        if not self._batch:
+            return
+        lines, self._batch = self._batch, []
+        if not self._virtual and self._sent - self._written > OUTBOX:
+            self._dropped += len(lines)
+            if self._dropped == len(lines):
                 log.warning("console client is not reading: dropping lines")
             return
         if self._dropped:
             log.info("console client reading again after %d dropped lines", self._dropped)
             self._dropped = 0
+        self._sent += len(lines)
+        self._outbox.put(("\n".join(lines) + "\n").encode())
 
     def _writer(self) -> None:
         while True:
             data = self._outbox.get()
+            if isinstance(data, threading.Event):
+                data.set()
+                continue
             try:
                 self.link.write(data)
             except Exception as e:  # a client gone away must not stop the unit
                 log.debug("console write failed: %s", e)
-            finally:
-                self._outbox.task_done()
+            self._written += data.count(b"\n")
 
     def _reader(self) -> None:
         lines = LineReader()
@@ -140,7 +158,7 @@ class Served:
 
     def flush(self, timeout: float = 2.0) -> None:
         """Wait (a little) for the lines already written to leave, e.g. before exiting."""
-        end = time.monotonic() + timeout
-        with self._outbox.all_tasks_done:
-            while self._outbox.unfinished_tasks and (left := end - time.monotonic()) > 0:
-                self._outbox.all_tasks_done.wait(left)
+        self._flush()
+        written = threading.Event()
+        self._outbox.put(written)
+        written.wait(timeout)

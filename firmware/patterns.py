@@ -8,6 +8,7 @@ exactly.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Generic, TypeVar
 
 V = TypeVar("V")
@@ -24,7 +25,7 @@ class Pattern(Generic[V]):
         if not self.steps or any(ms <= 0 for _, ms in self.steps):
             raise ValueError("a pattern needs steps of positive length")
 
-    @property
+    @cached_property
     def length_ms(self) -> int:
         return sum(ms for _, ms in self.steps)
 
@@ -78,13 +79,10 @@ class Track(Generic[V]):
         return self.rest if now is None else now[0]
 
     def value(self, t: int) -> V:
-        return self._state(t)[0]
+        return self.state(t)[0]
 
-    def next_change(self, t: int) -> int | None:
-        ms = self._state(t)[1]
-        return None if ms is None else t + ms
-
-    def _state(self, t: int) -> tuple[V, int | None]:
+    def state(self, t: int) -> tuple[V, int | None]:
+        """The value at `t` and how many ms it holds (None: until the pattern is replaced)."""
         base, t0 = self._base
         base_now = base.at(t - t0)
         if base_now is None:

@@ -46,6 +46,7 @@ class Runtime:
         self.inbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self.unit = Unit(config.rules, rng, now=clock.now_ms())
         self.listeners: list[Listener] = [_log_event]
+        self.after_step: list[Callable[[], None]] = []  # e.g. a console sending its batch
         self.display = None if display is None else display(lambda d: self._fault("display", d))
         self._led: float | None = None
         self._tone: int | bool | None = False  # False: never set
@@ -147,6 +148,8 @@ class Runtime:
         if unit.shutdown_requested and unit.mode is Mode.OFF:
             unit.shutdown_requested = False
             self._power_off()
+        for hook in self.after_step:
+            hook()
 
     def _power_off(self) -> None:
         command = self.config.system.shutdown_command

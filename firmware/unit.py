@@ -68,6 +68,10 @@ SHUTDOWN_MS = 2_000
 HISTORY = 10
 
 
+def _nothing() -> None:
+    """A deadline that only wakes the unit (an output pattern's next step)."""
+
+
 class Unit:
     """One Monopoly City unit. Call `advance(t)` to let time pass; inputs carry their time."""
 
@@ -112,7 +116,9 @@ class Unit:
         self._sync_outputs()
 
     def next_deadline(self) -> int | None:
-        return self._deadlines.next()
+        """When the unit next needs to run: a deadline, or a screen that changes by itself."""
+        times = [t for t in (self._deadlines.next(), self._next_frame()) if t is not None]
+        return min(times, default=None)
 
     def drain(self) -> list[Event]:
         events, self.events = self.events, []
@@ -202,8 +208,8 @@ class Unit:
     def _auction_frame(self, a: _Auction) -> int:
         return (self.now - a.start) // AUCTION_FRAME_MS
 
-    def _schedule_frame(self) -> None:
-        """Wake when the screen will next change by itself (animation, clock)."""
+    def _next_frame(self) -> int | None:
+        """When the screen will next change by itself (animation, clock), if ever."""
         now, at = self.now, None
         if self.mode is Mode.AUCTION and self._auction is not None:
             a = self._auction
@@ -219,10 +225,7 @@ class Unit:
                 at = self._sold[1]
             elif self.rules.show_clock and self._running_since is not None:
                 at = now + 1000 - self.hour_elapsed() % 1000
-        if at is None:
-            self._deadlines.cancel("frame")
-        else:
-            self._deadlines.set("frame", at, self._schedule_frame)
+        return at
 
     def state(self) -> dict[str, Any]:
         """The unit as the console's STATE shows it (never an auction's time left)."""
@@ -245,21 +248,19 @@ class Unit:
 
     def _sync_outputs(self) -> None:
         now = self.now
-        level = self.led.value(now)
+        level, led_ms = self.led.state(now)
         if level != self.led_level:
             self.led_level = level
             self._emit("led", level=level)
-        hz = self.buzzer.value(now)
+        hz, tone_ms = self.buzzer.state(now)
         if hz != self.tone_hz:
             self.tone_hz = hz
             self._emit("tone", hz=hz)
-        for name, track in (("led", self.led), ("tone", self.buzzer)):
-            at = track.next_change(now)
-            if at is None:
+        for name, ms in (("led", led_ms), ("tone", tone_ms)):
+            if ms is None:
                 self._deadlines.cancel(name)
             else:
-                self._deadlines.set(name, at, lambda: None)
-        self._schedule_frame()
+                self._deadlines.set(name, now + ms, _nothing)
 
     def _light(self, pattern: Pattern[float]) -> None:
         self.led.set_base(pattern, self.now)

@@ -1,0 +1,340 @@
+"""The console protocol, end to end, against the simulator or a real unit (--target)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import pytest
+
+from cityunit import __version__
+from hil.conftest import Client, simulator
+
+COMMANDS = {
+    "PING",
+    "VERSION",
+    "HELP",
+    "PRESS",
+    "HOLD",
+    "SWITCH",
+    "STATE",
+    "EVENTS",
+    "ADVANCE",
+    "SEED",
+}
+
+
+# ----- every command -------------------------------------------------------------------
+
+
+def test_ping_version_help(unit: Client) -> None:
+    assert unit.cmd("PING") == "OK PONG"
+    assert unit.cmd("version") == f"OK {__version__}", "commands are case-insensitive"
+    assert set(unit.ok("HELP").split()) >= COMMANDS
+
+
+def test_state_has_every_key(unit: Client) -> None:
+    state = unit.state()
+    assert set(state) >= {
+        "power", "mode", "hour", "hour_elapsed_ms", "led", "tone_hz", "permit", "clock", "screen",
+    }  # fmt: skip
+    assert state["power"] == "off" and state["mode"] == "off" and state["hour"] == 0
+    assert state["led"] == 0.0 and state["tone_hz"] is None and state["permit"] is None
+    assert state["screen"] == []
+
+
+def test_switch_on_and_off(unit: Client) -> None:
+    unit.ok("EVENTS ON")
+    unit.ok("SWITCH ON")
+    state = unit.state()
+    assert state["power"] == "on" and state["mode"] == "idle" and state["hour"] >= 1
+    assert state["screen"][0].startswith("HOUR")
+    assert unit.named("power") == [
+        {"t_ms": unit.named("power")[0]["t_ms"], "event": "power", "on": True}
+    ]
+    assert unit.named("hour.start")[0]["hour"] == state["hour"]
+    unit.ok("SWITCH OFF")
+    assert unit.state()["power"] == "off"
+    assert unit.named("power")[-1]["on"] is False
+
+
+def test_events_only_after_events_on_and_none_after_off(unit: Client) -> None:
+    unit.ok("SWITCH ON")
+    unit.ok("PRESS BUILD")
+    assert unit.raw_events == []
+    unit.ok("EVENTS ON")
+    unit.ok("PRESS AUCTION")
+    assert "auction.start" in [e["event"] for e in unit.events]
+    unit.ok("EVENTS OFF")
+    count = len(unit.events)
+    unit.ok("PRESS AUCTION")
+    unit.ok("PING")
+    assert len(unit.events) == count
+
+
+def test_every_event_line_is_one_json_object_with_time_and_name(unit: Client) -> None:
+    unit.ok("EVENTS ON")
+    unit.ok("SWITCH ON")
+    unit.ok("PRESS AUCTION")
+    assert unit.raw_events
+    for line in unit.raw_events:
+        event = json.loads(line.removeprefix("EVT "))
+        assert isinstance(event["t_ms"], int) and isinstance(event["event"], str)
+    times = [e["t_ms"] for e in unit.events]
+    assert times == sorted(times)
+
+
+def test_press_gives_feedback_at_once(unit: Client) -> None:
+    unit.ok("SWITCH ON")
+    unit.ok("EVENTS ON")
+    unit.ok("PRESS BUILD")
+    assert unit.named("tone")[0]["hz"] == 4000, "the click"
+    assert unit.named("led"), "the blip"
+    assert unit.state()["mode"] == "permit"
+
+
+def test_hold_is_a_long_press_and_never_a_tap(virtual: Client) -> None:
+    unit = virtual
+    unit.ok("SWITCH ON")
+    unit.ok("EVENTS ON")
+    before = unit.state()["t_ms"]
+    unit.ok("HOLD BUILD 2000")
+    assert unit.state()["t_ms"] == before + 2000, "HOLD advances the virtual clock"
+    unit.advance(2000)
+    assert unit.named("permit") == [] and unit.state()["mode"] == "idle"
+    unit.ok("HOLD AUCTION 2000")
+    assert unit.named("auction.start") == []
+
+
+def test_hold_replies_once_released_and_later_commands_wait_their_turn(unit: Client) -> None:
+    unit.ok("SWITCH ON")
+    unit.send_bytes(b"HOLD BUILD 1600\nPING\nSTATE\n")
+    assert unit.reply() == "OK"
+    assert unit.reply() == "OK PONG"
+    assert json.loads(unit.reply()[3:])["mode"] == "idle", "a long press draws no permit"
+    unit.ok("HOLD BUILD 100")
+    assert unit.state()["mode"] == "permit", "a short hold is a tap"
+
+
+def test_advance_runs_every_deadline_in_order_before_its_reply(virtual: Client) -> None:
+    unit = virtual
+    unit.ok("SWITCH ON")
+    unit.ok("EVENTS ON")
+    unit.ok("PRESS AUCTION")
+    unit.advance(60_000)
+    names = [e["event"] for e in unit.events if e["event"].startswith("auction")]
+    assert names == ["auction.start", "auction.final", "auction.end"]
+    assert unit.state()["t_ms"] == 60_000
+
+
+def test_seed_makes_a_run_repeatable(virtual: Client) -> None:
+    def auction_length(client: Client) -> int:
+        client.ok("SEED 42")
+        client.ok("EVENTS ON")
+        client.ok("SWITCH ON")
+        client.ok("PRESS AUCTION")
+        start = client.named("auction.start")[-1]["t_ms"]
+        end = client.until("auction.end", 60_000)
+        return end["t_ms"] - start
+
+    other = simulator("--clock", "virtual", "--seed", "7")
+    try:
+        assert auction_length(virtual) == auction_length(other)
+    finally:
+        other.close()
+
+
+# ----- the unit through the protocol -----------------------------------------------------
+
+
+def test_auction_bounds_and_final_phase_from_event_timestamps(virtual: Client) -> None:
+    unit = virtual
+    unit.ok("EVENTS ON")
+    unit.ok("SWITCH ON")
+    lengths = []
+    for _ in range(40):
+        unit.ok("PRESS AUCTION")
+        start = unit.named("auction.start")[-1]["t_ms"]
+        end = unit.until("auction.end", 60_000, step_ms=5_000)
+        final = unit.named("auction.final")[-1]["t_ms"]
+        assert end["stopped"] is False
+        assert 4_500 <= end["t_ms"] - final <= 5_500
+        lengths.append(end["t_ms"] - start)
+        unit.advance(4_000)
+    assert all(13_000 <= n <= 50_000 for n in lengths)
+    assert max(lengths) - min(lengths) > 15_000, "random lengths"
+    flashes = [e for e in unit.named("led") if e["level"] == 1.0]
+    assert len(flashes) > 40 * 13
+
+
+def test_a_second_press_stops_an_auction_early(virtual: Client) -> None:
+    unit = virtual
+    unit.ok("EVENTS ON")
+    unit.ok("SWITCH ON")
+    unit.ok("PRESS AUCTION")
+    unit.advance(3_000)
+    unit.ok("PRESS AUCTION")
+    assert unit.named("auction.end") == [{"t_ms": 3_000, "event": "auction.end", "stopped": True}]
+    assert unit.state()["mode"] == "idle"
+    assert "STOPPED" in unit.state()["screen"]
+
+
+def test_the_auction_screen_never_tells_the_time_left(virtual: Client) -> None:
+    unit = virtual
+    unit.ok("SWITCH ON")
+    unit.ok("PRESS AUCTION")
+    for _ in range(12):
+        unit.advance(1_000)
+        state = unit.state()
+        assert state["mode"] == "auction"
+        assert not any(ch.isdigit() for line in state["screen"] for ch in line)
+        assert not any("remain" in key or "left" in key for key in state)
+
+
+def test_permit_values(virtual: Client) -> None:
+    unit = virtual
+    unit.ok("EVENTS ON")
+    unit.ok("SWITCH ON")
+    for _ in range(60):
+        unit.ok("PRESS BUILD")
+        unit.advance(1_000)
+        assert unit.state()["permit"] == unit.named("permit")[-1]["value"]
+    values = {e["value"] for e in unit.named("permit")}
+    assert values == {1, 2, 3, "station"}
+
+
+def test_hour_warnings_and_the_hour_end(virtual: Client) -> None:
+    unit = virtual
+    unit.ok("EVENTS ON")
+    unit.ok("SWITCH ON")
+    unit.advance(3_600_000)
+    warnings = unit.named("hour.warning")
+    gaps = [b["t_ms"] - a["t_ms"] for a, b in itertools.pairwise(warnings)]
+    assert gaps and gaps[-1] < gaps[0]
+    assert unit.named("hour.end") == [{"t_ms": 3_600_000, "event": "hour.end", "hour": 1}]
+    state = unit.state()
+    assert state["mode"] == "hour_end" and state["hour_elapsed_ms"] == 3_600_000
+    assert state["led"] == 1.0
+
+
+def test_off_then_on_starts_the_next_hour(virtual: Client) -> None:
+    unit = virtual
+    unit.ok("EVENTS ON")
+    unit.ok("SWITCH ON")
+    unit.advance(600_000)
+    unit.ok("SWITCH OFF")
+    assert unit.state()["hour"] == 0
+    unit.ok("SWITCH ON")
+    assert [e["hour"] for e in unit.named("hour.start")] == [1, 2]
+    assert unit.state()["hour_elapsed_ms"] == 0
+
+
+def test_a_stuck_button_is_a_fault_event(virtual: Client) -> None:
+    unit = virtual
+    unit.ok("EVENTS ON")
+    unit.ok("SWITCH ON")
+    unit.ok("HOLD AUCTION 12000")
+    faults = unit.named("fault")
+    assert [f["part"] for f in faults] == ["button.auction", "button.auction"]
+    assert [f["detail"] for f in faults] == ["stuck down: ignored", "released"]
+
+
+def test_led_and_tone_events_follow_state(virtual: Client) -> None:
+    unit = virtual
+    unit.ok("EVENTS ON")
+    unit.ok("SWITCH ON")
+    unit.ok("PRESS AUCTION")
+    unit.advance(1_234)
+    state = unit.state()
+    assert unit.named("led")[-1]["level"] == state["led"]
+    assert unit.named("tone")[-1]["hz"] == state["tone_hz"]
+
+
+def test_an_hour_of_play_through_the_protocol(virtual: Client) -> None:
+    """Two permits and an auction run to its end every minute: the speed benchmark's workload."""
+    unit = virtual
+    unit.ok("EVENTS ON")
+    unit.ok("SWITCH ON")
+    for _ in range(60):
+        unit.ok("PRESS BUILD")
+        unit.advance(1_000)
+        unit.ok("PRESS AUCTION")
+        unit.advance(50_000)
+        unit.ok("PRESS BUILD")
+        unit.advance(9_000)
+    assert len(unit.named("auction.start")) == len(unit.named("auction.end")) == 60
+    assert all(e["stopped"] is False for e in unit.named("auction.end"))
+    assert len(unit.named("permit")) == 120
+    assert unit.named("hour.end")[0]["t_ms"] == 3_600_000
+
+
+# ----- bad input ------------------------------------------------------------------------
+
+BAD = [
+    ("FROB", "ERR unknown-command"),
+    ("PRESS", "ERR bad-argument"),
+    ("PRESS START", "ERR bad-argument"),
+    ("PRESS AUCTION NOW", "ERR bad-argument"),
+    ("HOLD BUILD", "ERR bad-argument"),
+    ("HOLD BUILD -5", "ERR bad-argument"),
+    ("HOLD BUILD 1.5", "ERR bad-argument"),
+    ("HOLD BUILD 99999999", "ERR bad-argument"),
+    ("SWITCH MAYBE", "ERR bad-argument"),
+    ("EVENTS", "ERR bad-argument"),
+    ("STATE NOW", "ERR bad-argument"),
+    ("ADVANCE", "ERR bad-argument"),
+    ("SEED", "ERR bad-argument"),
+]
+
+
+@pytest.mark.parametrize(("line", "reply"), BAD)
+def test_a_bad_line_gets_err_and_the_unit_goes_on(unit: Client, line: str, reply: str) -> None:
+    unit.ok("SWITCH ON")
+    got = unit.cmd(line)
+    assert got.startswith(reply + " "), got
+    assert unit.cmd("PING") == "OK PONG"
+    assert unit.state()["power"] == "on"
+
+
+def test_virtual_only_arguments_are_checked(virtual: Client) -> None:
+    assert virtual.cmd("ADVANCE -1").startswith("ERR bad-argument ")
+    assert virtual.cmd("ADVANCE soon").startswith("ERR bad-argument ")
+    assert virtual.cmd("SEED x").startswith("ERR bad-argument ")
+
+
+def test_a_line_over_256_bytes_gets_err_line_too_long(unit: Client) -> None:
+    unit.send_bytes(b"PING " + b"x" * 300 + b"\n")
+    assert unit.reply().startswith("ERR line-too-long ")
+    unit.send_bytes(b"P" * 5000)  # no newline yet: never buffered whole
+    unit.send_bytes(b"\nPING\n")
+    assert unit.reply().startswith("ERR line-too-long ")
+    assert unit.reply() == "OK PONG"
+    unit.send_bytes(b"PING" + b" " * 252 + b"\n")  # exactly 256 bytes is fine
+    assert unit.reply() == "OK PONG"
+
+
+def test_binary_garbage_gets_err_and_crlf_is_accepted(unit: Client) -> None:
+    unit.send_bytes(b"\xff\xfe\x00\x81\n")
+    assert unit.reply().startswith("ERR bad-argument ")
+    unit.send_bytes(b"PING\r\n")
+    assert unit.reply() == "OK PONG"
+    unit.send_bytes(b"\x00\x01\x02\n")
+    assert unit.reply().startswith("ERR unknown-command ")
+    assert unit.cmd("PING") == "OK PONG"
+
+
+def test_advance_and_seed_are_not_allowed_on_a_real_clock() -> None:
+    client = simulator("--clock", "real", "--seed", "1")
+    try:
+        assert client.cmd("ADVANCE 10").startswith("ERR not-allowed ")
+        assert client.state()["clock"] == "real"
+    finally:
+        client.close()
+
+
+def test_seed_is_not_allowed_on_hardware(unit: Client, target: str) -> None:
+    if target == "sim":
+        assert unit.cmd("SEED 3") == "OK"
+    else:
+        assert unit.cmd("SEED 3").startswith("ERR not-allowed ")
+        assert unit.cmd("ADVANCE 10").startswith("ERR not-allowed ")
