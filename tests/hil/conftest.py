@@ -133,8 +133,13 @@ def serial_target(url: str) -> Client:
             return b""
 
     threading.Thread(target=_reader, args=(read, client), daemon=True).start()
-    # A real unit keeps its state between tests: start each from the switch OFF, quiet.
-    client.ok("EVENTS OFF")
+    # A real unit keeps its state (and maybe unread lines) between tests: skip whatever
+    # an earlier session left, then start each test from the switch OFF, quiet.
+    client.send_bytes(b"EVENTS OFF\nHELP\n")
+    while not client.reply().startswith("OK PING"):
+        pass
+    client.events.clear()
+    client.raw_events.clear()
     client.ok("SWITCH OFF")
     return client
 

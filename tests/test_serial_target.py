@@ -1,0 +1,68 @@
+"""The protocol suite runs unchanged against a unit behind a serial port.
+
+`cityunit run` (the hardware path: real clock, its console on the configured serial
+port) runs on mock pins, its port one end of a pty "cable"; the suite in tests/hil
+runs against the other end with --target, as it would against /dev/ttyACM0.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import tty
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def cable() -> tuple[str, str]:
+    """Two pty device paths joined back to back, like a null-modem cable."""
+    ends = []
+    for _ in range(2):
+        master, slave = os.openpty()
+        tty.setraw(slave)
+        ends.append((master, slave, os.ttyname(slave)))
+
+    def pump(src: int, dst: int) -> None:
+        while True:
+            try:
+                data = os.read(src, 4096)
+            except OSError:
+                return
+            os.write(dst, data)
+
+    (a, _, a_path), (b, _, b_path) = ends
+    threading.Thread(target=pump, args=(a, b), daemon=True).start()
+    threading.Thread(target=pump, args=(b, a), daemon=True).start()
+    return a_path, b_path
+
+
+def test_the_hil_suite_passes_against_cityunit_run_over_a_serial_port(tmp_path: Path) -> None:
+    unit_end, tester_end = cable()
+    config = tmp_path / "config.toml"
+    config.write_text(f'[display]\ndriver = "none"\n[console]\nport = "{unit_end}"\n')
+    env = {**os.environ, "GPIOZERO_PIN_FACTORY": "mock"}
+    unit = subprocess.Popen(
+        [sys.executable, "-m", "cityunit", "run", "--config", str(config)],
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert unit.stderr is not None
+        for line in unit.stderr:
+            if "running" in line:
+                break
+        suite = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/hil",
+             "--target", f"serial://{tester_end}"],
+            cwd=ROOT, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        summary = suite.stdout.strip().splitlines()[-1]
+        assert suite.returncode == 0, suite.stdout[-3000:]
+        assert " passed" in summary and " skipped" in summary, summary
+    finally:
+        unit.terminate()
+        assert unit.wait(timeout=10) == 0
