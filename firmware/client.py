@@ -42,7 +42,10 @@ def interact(port: str, baudrate: int, raw: bool) -> int:
                 *lines, buffer = buffer.split(b"\n")
                 for data in lines:
                     text = data.decode("utf-8", "replace").rstrip("\r")
-                    print(text if raw else describe(text), flush=True)
+                    if raw:
+                        print(text, flush=True)
+                    else:
+                        _above_prompt(describe(text))
         except (serial.SerialException, OSError):
             print("cityunit console: the port closed", file=sys.stderr)
         done.set()
@@ -62,6 +65,21 @@ def interact(port: str, baudrate: int, raw: bool) -> int:
     return 0
 
 
+PROMPT = "unit> "
+
+
+def _above_prompt(text: str) -> None:
+    """Print a line above the prompt and redraw what the person was typing."""
+    try:
+        import readline
+
+        typed = readline.get_line_buffer()
+    except ImportError:
+        typed = ""
+    sys.stdout.write(f"\r\x1b[K{text}\n{PROMPT}{typed}")
+    sys.stdout.flush()
+
+
 def _prompt(link, done: threading.Event) -> None:
     try:
         import readline
@@ -74,7 +92,7 @@ def _prompt(link, done: threading.Event) -> None:
     try:
         while not done.is_set():
             try:
-                line = input("unit> ")
+                line = input(PROMPT)
             except EOFError:
                 break
             if line.strip():

@@ -1,0 +1,92 @@
+"""The protocol engine in-process: framing, fuzzed input, and the console client."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cityunit.client import describe
+from cityunit.clock import VirtualClock
+from cityunit.config import Config
+from cityunit.console import MAX_LINE, LineReader, Session, TooLong
+from cityunit.sim.board import SimBoard
+
+
+def test_line_reader_splits_joins_and_drops_long_lines() -> None:
+    reader = LineReader()
+    assert list(reader.feed(b"PI")) == []
+    assert list(reader.feed(b"NG\r\nSTATE\nx")) == [b"PING", b"STATE"]
+    out = list(reader.feed(b"y" * (MAX_LINE + 10)))
+    assert out == []
+    out = list(reader.feed(b"z\nPING\n"))
+    assert isinstance(out[0], TooLong) and out[1:] == [b"PING"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(chunks=st.lists(st.binary(max_size=400), max_size=8))
+def test_any_bytes_get_only_ok_or_err_replies(chunks: list[bytes]) -> None:
+    board = SimBoard(Config(), VirtualClock(), seed=1)
+    replies: list[str] = []
+    session = Session(board.runtime, replies.append, simulator=True)
+    reader = LineReader()
+    for chunk in [*chunks, b"\nPING\n"]:
+        for line in reader.feed(chunk):
+            session.receive(line)
+    replies = [r for r in replies if not r.startswith("EVT ")]
+    assert replies[-1] == "OK PONG"
+    assert all(r == "OK" or r.startswith(("OK ", "ERR ")) for r in replies)
+    for r in replies:
+        if r.startswith("ERR "):
+            assert r.split()[1] in {
+                "unknown-command",
+                "bad-argument",
+                "line-too-long",
+                "not-allowed",
+            }
+    board.runtime.close()
+
+
+def test_describe_makes_events_readable() -> None:
+    line = 'EVT {"t_ms":21805,"event":"auction.end","stopped":false}'
+    assert describe(line) == "     21.805 s  auction.end  stopped=false"
+    assert describe("OK PONG") == "OK PONG"
+    assert describe("EVT not json") == "EVT not json"
+
+
+def test_console_json_mode_passes_lines_through_for_scripts() -> None:
+    sim = subprocess.Popen(
+        [sys.executable, "-m", "cityunit", "sim", "--headless", "--clock", "virtual",
+         "--console", "pty", "--seed", "1"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    try:
+        assert sim.stdout is not None
+        path = sim.stdout.readline().strip()
+        assert os.path.exists(path)
+        client = subprocess.Popen(
+            [sys.executable, "-m", "cityunit", "console", path, "--json"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        assert client.stdin is not None and client.stdout is not None
+        client.stdin.write("PING\nSWITCH ON\nSTATE\n")
+        client.stdin.flush()
+        assert client.stdout.readline() == "OK PONG\n"
+        assert client.stdout.readline() == "OK\n"
+        assert client.stdout.readline().startswith('OK {"power":"on"')
+        client.stdin.close()
+        assert client.wait(timeout=10) == 0
+    finally:
+        sim.terminate()
+        assert sim.wait(timeout=10) == 0
+
+
+def test_console_names_a_port_it_cannot_open() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "cityunit", "console", "/dev/nonexistent-port"],
+        capture_output=True, text=True, timeout=30,
+    )  # fmt: skip
+    assert result.returncode == 2 and "cannot open /dev/nonexistent-port" in result.stderr
