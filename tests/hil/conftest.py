@@ -164,3 +164,11 @@ def virtual(unit: Client) -> Client:
     if not unit.virtual:
         pytest.skip("needs the virtual clock (the simulator)")
     return unit
+
+
+@pytest.fixture
+def playing(virtual: Client) -> Client:
+    """The unit on the virtual clock, switched ON, with its events on."""
+    virtual.ok("EVENTS ON")
+    virtual.ok("SWITCH ON")
+    return virtual

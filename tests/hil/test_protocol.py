@@ -93,10 +93,8 @@ def test_press_gives_feedback_at_once(unit: Client) -> None:
     assert unit.state()["mode"] == "permit"
 
 
-def test_hold_is_a_long_press_and_never_a_tap(virtual: Client) -> None:
-    unit = virtual
-    unit.ok("SWITCH ON")
-    unit.ok("EVENTS ON")
+def test_hold_is_a_long_press_and_never_a_tap(playing: Client) -> None:
+    unit = playing
     before = unit.state()["t_ms"]
     unit.ok("HOLD BUILD 2000")
     assert unit.state()["t_ms"] == before + 2000, "HOLD advances the virtual clock"
@@ -116,10 +114,8 @@ def test_hold_replies_once_released_and_later_commands_wait_their_turn(unit: Cli
     assert unit.state()["mode"] == "permit", "a short hold is a tap"
 
 
-def test_advance_runs_every_deadline_in_order_before_its_reply(virtual: Client) -> None:
-    unit = virtual
-    unit.ok("SWITCH ON")
-    unit.ok("EVENTS ON")
+def test_advance_runs_every_deadline_in_order_before_its_reply(playing: Client) -> None:
+    unit = playing
     unit.ok("PRESS AUCTION")
     unit.advance(60_000)
     names = [e["event"] for e in unit.events if e["event"].startswith("auction")]
@@ -147,10 +143,8 @@ def test_seed_makes_a_run_repeatable(virtual: Client) -> None:
 # ----- the unit through the protocol -----------------------------------------------------
 
 
-def test_auction_bounds_and_final_phase_from_event_timestamps(virtual: Client) -> None:
-    unit = virtual
-    unit.ok("EVENTS ON")
-    unit.ok("SWITCH ON")
+def test_auction_bounds_and_final_phase_from_event_timestamps(playing: Client) -> None:
+    unit = playing
     lengths = []
     for _ in range(40):
         unit.ok("PRESS AUCTION")
@@ -167,10 +161,8 @@ def test_auction_bounds_and_final_phase_from_event_timestamps(virtual: Client) -
     assert len(flashes) > 40 * 13
 
 
-def test_a_second_press_stops_an_auction_early(virtual: Client) -> None:
-    unit = virtual
-    unit.ok("EVENTS ON")
-    unit.ok("SWITCH ON")
+def test_a_second_press_stops_an_auction_early(playing: Client) -> None:
+    unit = playing
     unit.ok("PRESS AUCTION")
     unit.advance(3_000)
     unit.ok("PRESS AUCTION")
@@ -191,10 +183,8 @@ def test_the_auction_screen_never_tells_the_time_left(virtual: Client) -> None:
         assert not any("remain" in key or "left" in key for key in state)
 
 
-def test_permit_values(virtual: Client) -> None:
-    unit = virtual
-    unit.ok("EVENTS ON")
-    unit.ok("SWITCH ON")
+def test_permit_values(playing: Client) -> None:
+    unit = playing
     for _ in range(60):
         unit.ok("PRESS BUILD")
         unit.advance(1_000)
@@ -203,10 +193,8 @@ def test_permit_values(virtual: Client) -> None:
     assert values == {1, 2, 3, "station"}
 
 
-def test_hour_warnings_and_the_hour_end(virtual: Client) -> None:
-    unit = virtual
-    unit.ok("EVENTS ON")
-    unit.ok("SWITCH ON")
+def test_hour_warnings_and_the_hour_end(playing: Client) -> None:
+    unit = playing
     unit.advance(3_600_000)
     warnings = unit.named("hour.warning")
     gaps = [b["t_ms"] - a["t_ms"] for a, b in itertools.pairwise(warnings)]
@@ -217,10 +205,8 @@ def test_hour_warnings_and_the_hour_end(virtual: Client) -> None:
     assert state["led"] == 1.0
 
 
-def test_off_then_on_starts_the_next_hour(virtual: Client) -> None:
-    unit = virtual
-    unit.ok("EVENTS ON")
-    unit.ok("SWITCH ON")
+def test_off_then_on_starts_the_next_hour(playing: Client) -> None:
+    unit = playing
     unit.advance(600_000)
     unit.ok("SWITCH OFF")
     assert unit.state()["hour"] == 0
@@ -229,20 +215,16 @@ def test_off_then_on_starts_the_next_hour(virtual: Client) -> None:
     assert unit.state()["hour_elapsed_ms"] == 0
 
 
-def test_a_stuck_button_is_a_fault_event(virtual: Client) -> None:
-    unit = virtual
-    unit.ok("EVENTS ON")
-    unit.ok("SWITCH ON")
+def test_a_stuck_button_is_a_fault_event(playing: Client) -> None:
+    unit = playing
     unit.ok("HOLD AUCTION 12000")
     faults = unit.named("fault")
     assert [f["part"] for f in faults] == ["button.auction", "button.auction"]
     assert [f["detail"] for f in faults] == ["stuck down: ignored", "released"]
 
 
-def test_led_and_tone_events_follow_state(virtual: Client) -> None:
-    unit = virtual
-    unit.ok("EVENTS ON")
-    unit.ok("SWITCH ON")
+def test_led_and_tone_events_follow_state(playing: Client) -> None:
+    unit = playing
     unit.ok("PRESS AUCTION")
     unit.advance(1_234)
     state = unit.state()
@@ -250,11 +232,9 @@ def test_led_and_tone_events_follow_state(virtual: Client) -> None:
     assert unit.named("tone")[-1]["hz"] == state["tone_hz"]
 
 
-def test_an_hour_of_play_through_the_protocol(virtual: Client) -> None:
+def test_an_hour_of_play_through_the_protocol(playing: Client) -> None:
     """Two permits and an auction run to its end every minute: the speed benchmark's workload."""
-    unit = virtual
-    unit.ok("EVENTS ON")
-    unit.ok("SWITCH ON")
+    unit = playing
     for _ in range(60):
         unit.ok("PRESS BUILD")
         unit.advance(1_000)
