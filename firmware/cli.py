@@ -70,29 +70,71 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _sim_mode(args: argparse.Namespace) -> str:
+    """headless, terminal or window: what was asked for, else what this machine can show."""
+    from cityunit.sim.window import has_display
+
+    if args.headless:
+        return "headless"
+    if args.terminal:
+        return "terminal"
+    if args.window or args.demo or has_display():
+        return "window"
+    if sys.stdin.isatty() and sys.stdout.isatty():
+        return "terminal"
+    return "headless"
+
+
 def _sim(args: argparse.Namespace) -> int:
+    import os
+
     from cityunit.clock import MonotonicClock, VirtualClock
-    from cityunit.link import FdLink, PtyLink, Served
-    from cityunit.runtime import stop_on_signals
     from cityunit.sim.board import SimBoard
 
     config = _config(args.config, system_default=False)
     if config is None:
         return 2
+    mode = _sim_mode(args)
+    virtual = args.clock == "virtual" or args.demo
+    if virtual and mode != "headless" and not args.demo:
+        print("cityunit sim: --clock virtual needs --headless (or --demo)", file=sys.stderr)
+        return 2
+    if args.speed <= 0:
+        print("cityunit sim: --speed must be above 0", file=sys.stderr)
+        return 2
     seed = args.seed if args.seed is not None else random.randrange(2**32)
-    clock = VirtualClock() if args.clock == "virtual" else MonotonicClock()
+    clock = VirtualClock() if virtual else MonotonicClock(args.speed)
+    if args.demo and not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
+        os.environ.setdefault("SDL_VIDEODRIVER", "dummy")  # record without a screen
     board = SimBoard(config, clock, seed)
+    log.info("cityunit %s simulator (%s): %s clock, seed %d", __version__, mode,
+             "virtual" if virtual else "real", seed)  # fmt: skip
+    if mode == "window":
+        from cityunit.sim.window import Window, run_demo
+
+        window = Window(board, args.speed, args.record)
+        return run_demo(window) if args.demo else window.run()
+    if mode == "terminal":
+        from cityunit.sim.terminal import Terminal
+
+        return Terminal(board, args.speed).run()
+    return _headless(board, args.console)
+
+
+def _headless(board, console: str) -> int:
+    from cityunit.link import FdLink, PtyLink, Served
+    from cityunit.runtime import stop_on_signals
+
     runtime = board.runtime
     stop_on_signals(runtime)
-    log.info("cityunit %s simulator: %s clock, seed %d", __version__, args.clock, seed)
     served = None
-    if args.console == "stdio":
+    if console == "stdio":
         served = Served(runtime, FdLink(0, 1), simulator=True, on_end=runtime.stop)
         if sys.stdin.isatty():
             print(
                 "type HELP, EVENTS ON, SWITCH ON, PRESS AUCTION ...; Ctrl-D quits", file=sys.stderr
             )
-    elif args.console == "pty":
+    elif console == "pty":
         link = PtyLink()
         served = Served(runtime, link, simulator=True)
         print(link.path, flush=True)
@@ -127,7 +169,21 @@ def main(argv: list[str] | None = None) -> int:
     run.set_defaults(func=_run)
 
     sim = sub.add_parser("sim", help="the simulator: the real firmware on mock pins")
-    sim.add_argument("--headless", action="store_true", help="no window: the console only")
+    shown = sim.add_mutually_exclusive_group()
+    shown.add_argument("--headless", action="store_true", help="no window: the console protocol")
+    shown.add_argument("--terminal", action="store_true", help="in this terminal (SSH, tmux)")
+    shown.add_argument(
+        "--window", action="store_true", help="a window (the default with a display)"
+    )
+    shown.add_argument(
+        "--demo",
+        action="store_true",
+        help="play a scripted auction and two permits in the window, on the virtual clock",
+    )
+    sim.add_argument("--speed", type=float, default=1.0, help="run the clock N times faster")
+    sim.add_argument(
+        "--record", type=Path, help="save what the window shows: FILE.gif, or a folder of PNGs"
+    )
     sim.add_argument(
         "--clock",
         choices=("real", "virtual"),

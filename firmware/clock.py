@@ -20,20 +20,24 @@ class Clock(Protocol):
 
 
 class MonotonicClock:
-    """Real time, counted from the moment the clock was made."""
+    """Real time, counted from the moment the clock was made; `speed` > 1 runs it faster
+    (the simulator's fast-forward)."""
 
     virtual = False
 
-    def __init__(self) -> None:
+    def __init__(self, speed: float = 1.0) -> None:
+        if speed <= 0:
+            raise ValueError("speed must be positive")
+        self.speed = speed
         self._origin = time.monotonic_ns()
 
     def now_ms(self) -> int:
-        return (time.monotonic_ns() - self._origin) // 1_000_000
+        return int((time.monotonic_ns() - self._origin) * self.speed) // 1_000_000
 
     def wait_ms(self, deadline: int | None) -> float | None:
         if deadline is None:
             return None
-        return max(0.0, (deadline - self.now_ms()) / 1000)
+        return max(0.0, (deadline - self.now_ms()) / 1000 / self.speed)
 
 
 class VirtualClock:

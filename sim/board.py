@@ -18,6 +18,13 @@ from cityunit.display import Display
 from cityunit.parts import Parts
 from cityunit.render import HEIGHT, WIDTH
 from cityunit.runtime import Runtime
+from cityunit.unit import Event
+
+
+def event_line(event: Event) -> str:
+    """An event for the simulator's log pane: '   12.3 s  auction.end stopped=False'."""
+    extra = " ".join(f"{k}={v}" for k, v in event.data.items())
+    return f"{event.t_ms / 1000:9.1f} s  {event.event} {extra}".rstrip()
 
 
 class SimBoard:

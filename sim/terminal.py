@@ -1,0 +1,165 @@
+"""The simulator in a terminal (over SSH, in tmux): the OLED in braille, LED and tone as text.
+
+A terminal reports keys but never their release, so a key is a press of a set length:
+`a`/`b` tap, `A`/`B` hold 2 s (a long press), `p` holds both (pause), `X` holds both
+for 6 s (the safe-shutdown gesture, with the switch OFF). The pins move exactly as
+under a finger, so the real input path runs.
+"""
+
+from __future__ import annotations
+
+import curses
+import locale
+import logging
+import threading
+import time
+from collections import deque
+
+from PIL import Image
+
+from cityunit.runtime import stop_on_signals
+from cityunit.sim.board import SimBoard, event_line
+from cityunit.unit import Event
+
+TAP_MS, LONG_MS, PAUSE_MS, SHUTDOWN_MS = 100, 2_000, 2_000, 6_000
+KEYS = "a/b tap · A/B long press · p pause · space switch · X shutdown (OFF) · q quit"
+# Braille cells are 2 dots wide and 4 high; bit of each dot, by (x, y) in the cell.
+DOTS = {(0, 0): 0x01, (0, 1): 0x02, (0, 2): 0x04, (1, 0): 0x08,
+        (1, 1): 0x10, (1, 2): 0x20, (0, 3): 0x40, (1, 3): 0x80}  # fmt: skip
+
+
+def braille(image: Image.Image | None, width: int = 128, height: int = 64) -> list[str]:
+    """A 1-bit image as rows of braille characters: 128x64 pixels in 64x16 cells."""
+    if image is None:
+        return [chr(0x2800) * (width // 2)] * (height // 4)
+    pixels = image.convert("1").load()
+    rows = []
+    for cy in range(0, height, 4):
+        row = []
+        for cx in range(0, width, 2):
+            bits = sum(bit for (dx, dy), bit in DOTS.items() if pixels[cx + dx, cy + dy])
+            row.append(chr(0x2800 + bits))
+        rows.append("".join(row))
+    return rows
+
+
+def led_bar(level: float, width: int = 10) -> str:
+    lit = round(level * width)
+    return "█" * lit + "░" * (width - lit)
+
+
+class Terminal:
+    def __init__(self, board: SimBoard, speed: float = 1.0) -> None:
+        self.board = board
+        self.speed = speed
+        self.log: deque[str] = deque(maxlen=6)
+        self._releases: list[tuple[float, str]] = []
+        board.runtime.listeners.append(self._event)
+
+    def _event(self, event: Event) -> None:
+        if event.event not in ("led", "tone"):
+            self.log.append(event_line(event))
+
+    def note(self, text: str) -> None:
+        self.log.append(f"{'':>11}  ! {text}")
+
+    def hold(self, parts: tuple[str, ...], ms: int) -> None:
+        """Press parts now and release them `ms` of real time later."""
+        for part in parts:
+            self.board.pin(part).drive_low()
+            self._releases.append((time.monotonic() + ms / 1000, part))
+
+    def key(self, ch: str) -> bool:
+        """Act on one key; False to quit."""
+        actions = {
+            "a": (("auction",), TAP_MS), "b": (("build",), TAP_MS),
+            "A": (("auction",), LONG_MS), "B": (("build",), LONG_MS),
+            "p": (("auction", "build"), PAUSE_MS), "X": (("auction", "build"), SHUTDOWN_MS),
+        }  # fmt: skip
+        if ch in ("q", "\x1b"):
+            return False
+        if ch == " ":
+            pin = self.board.pin("power")
+            pin.drive_high() if pin.state == 0 else pin.drive_low()
+        elif ch in actions:
+            self.hold(*actions[ch])
+        return True
+
+    def release_due(self) -> None:
+        now = time.monotonic()
+        for due in [r for r in self._releases if r[0] <= now]:
+            self._releases.remove(due)
+            self.board.pin(due[1]).drive_high()
+
+    def lines(self) -> list[str]:
+        """Everything on the terminal, top to bottom."""
+        board, unit = self.board, self.board.runtime.unit
+        led = float(board.pin("led").state or 0.0)
+        hz = board.pin("buzzer").frequency if board.config.parts.buzzer == "passive" else None
+        power = "ON" if board.pin("power").state == 0 else "OFF"
+        now = board.runtime.clock.now_ms() // 1000
+        elapsed = unit.hour_elapsed() // 1000
+        oled = braille(board.oled.image)
+        out = ["┌─ MONOPOLY CITY unit " + "─" * 43 + "┐"]
+        out += [f"│{row}│" for row in oled]
+        out.append("└" + "─" * 64 + "┘")
+        out.append(
+            f" LED {led_bar(led)} {led * 100:3.0f}%   buzzer "
+            f"{f'♪ {hz:.0f} Hz' if hz else 'silent':<10}   switch {power}"
+        )
+        speed = f" ×{self.speed:g}" if self.speed != 1 else ""
+        out.append(
+            f" unit time {now // 3600}:{now // 60 % 60:02d}:{now % 60:02d}{speed}"
+            f"   hour {unit.hour if unit.power else '-'} {elapsed // 60:02d}:{elapsed % 60:02d}"
+            f"   mode {unit.mode}{'  PAUSED' if unit.paused else ''}"
+        )
+        out += [" " + line for line in reversed(self.log)]
+        out += [""] * (6 - len(self.log))
+        out.append(" " + KEYS)
+        return out
+
+    def run(self) -> int:
+        locale.setlocale(locale.LC_ALL, "")
+        # Log lines on stderr would scribble over the screen: warnings go to the event pane.
+        root = logging.getLogger()
+        saved = root.handlers[:]
+        root.handlers = [_PaneHandler(self)]
+        try:
+            return curses.wrapper(self._main)
+        finally:
+            root.handlers = saved
+
+    def _main(self, screen: curses.window) -> int:
+        curses.curs_set(0)
+        screen.timeout(50)
+        runtime = self.board.runtime
+        loop = threading.Thread(target=runtime.run, name="unit-loop", daemon=True)
+        loop.start()
+        stop_on_signals(runtime)
+        try:
+            while loop.is_alive():
+                self.release_due()
+                screen.erase()
+                height, width = screen.getmaxyx()
+                for y, line in enumerate(self.lines()[: height - 1]):
+                    screen.addstr(y, 0, line[: width - 1])
+                screen.refresh()
+                try:
+                    ch = screen.get_wch()
+                except curses.error:
+                    continue
+                if isinstance(ch, str) and not self.key(ch):
+                    break
+        finally:
+            runtime.stop()
+            loop.join(timeout=5)
+        return 0
+
+
+class _PaneHandler(logging.Handler):
+    def __init__(self, terminal: Terminal) -> None:
+        super().__init__(logging.WARNING)
+        self.terminal = terminal
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.terminal.note(record.getMessage())

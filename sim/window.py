@@ -1,0 +1,201 @@
+"""The simulator's window: pygame owns the main thread, the firmware's loop runs beside it.
+
+Clicks and keys move the board's mock pins, so every press goes through the real
+input path (debouncing, gestures). `--record` saves what the window shows; `--demo`
+plays a scripted auction and two permit draws on the virtual clock, the way the
+README's recording was made.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pygame
+from PIL import Image
+
+from cityunit.clock import VirtualClock
+from cityunit.runtime import stop_on_signals
+from cityunit.sim.board import SimBoard
+from cityunit.sim.sound import Speaker
+from cityunit.sim.view import SIZE, UnitView
+
+log = logging.getLogger(__name__)
+
+FPS = 30
+KEY_PARTS = {pygame.K_a: "auction", pygame.K_b: "build"}
+
+
+class Recorder:
+    """Frames of the window at most every `every_ms` of unit time, to a GIF or PNG files."""
+
+    def __init__(self, path: Path, every_ms: int = 100) -> None:
+        self.path = path
+        self.every_ms = every_ms
+        self.frames: list[tuple[int, Image.Image]] = []
+
+    def add(self, surface: pygame.Surface, now_ms: int) -> None:
+        if self.frames and now_ms - self.frames[-1][0] < self.every_ms:
+            return
+        data = pygame.image.tobytes(surface, "RGB")
+        self.frames.append((now_ms, Image.frombytes("RGB", surface.get_size(), data)))
+
+    def save(self) -> None:
+        if not self.frames:
+            return
+        times = [t for t, _ in self.frames]
+        images = [image for _, image in self.frames]
+        if self.path.suffix.lower() == ".gif":
+            durations = [max(20, b - a) for a, b in itertools.pairwise(times)] + [2000]
+            small = [i.resize((i.width // 2, i.height // 2), Image.LANCZOS) for i in images]
+            small[0].save(
+                self.path, save_all=True, append_images=small[1:], duration=durations, loop=0
+            )
+        else:
+            self.path.mkdir(parents=True, exist_ok=True)
+            for n, image in enumerate(images):
+                image.save(self.path / f"frame-{n:05d}.png")
+        log.info("recorded %d frames to %s", len(images), self.path)
+
+
+class Window:
+    def __init__(self, board: SimBoard, speed: float = 1.0, record: Path | None = None) -> None:
+        pygame.display.init()
+        pygame.font.init()
+        self.surface = pygame.display.set_mode(SIZE)
+        pygame.display.set_caption("cityunit: the MONOPOLY CITY unit, simulated")
+        self.board = board
+        self.view = UnitView(board, self.surface, speed)
+        self.recorder = Recorder(record) if record else None
+        self._mouse: str | None = None
+
+    def press(self, part: str, down: bool) -> None:
+        pin = self.board.pin(part)
+        pin.drive_low() if down else pin.drive_high()
+
+    def toggle_switch(self) -> None:
+        self.press("power", self.board.pin("power").state != 0)
+
+    def handle(self, event: pygame.event.Event) -> bool:
+        """One window event; False when the person asked to quit."""
+        if event.type == pygame.QUIT:
+            return False
+        if event.type == pygame.KEYDOWN:
+            if event.key in (pygame.K_ESCAPE, pygame.K_q):
+                return False
+            if event.key in KEY_PARTS:
+                self.press(KEY_PARTS[event.key], True)
+            elif event.key == pygame.K_SPACE:
+                self.toggle_switch()
+        elif event.type == pygame.KEYUP and event.key in KEY_PARTS:
+            self.press(KEY_PARTS[event.key], False)
+        elif event.type == pygame.MOUSEBUTTONDOWN and event.button == 1:
+            part = self.view.hit(event.pos)
+            if part == "power":
+                self.toggle_switch()
+            elif part is not None:
+                self._mouse = part
+                self.press(part, True)
+        elif event.type == pygame.MOUSEBUTTONUP and event.button == 1 and self._mouse:
+            self.press(self._mouse, False)
+            self._mouse = None
+        return True
+
+    def frame(self) -> None:
+        now = self.board.runtime.clock.now_ms()
+        self.view.draw(now)
+        pygame.display.flip()
+        if self.recorder is not None:
+            self.recorder.add(self.surface, now)
+
+    def run(self) -> int:
+        """Play until the window closes; the firmware's loop runs on its own thread."""
+        runtime = self.board.runtime
+        speaker = Speaker()
+        runtime.listeners.append(speaker.on_event)
+        loop = threading.Thread(target=runtime.run, name="unit-loop", daemon=True)
+        loop.start()
+        stop_on_signals(runtime)  # after pygame, whose own handlers it replaces
+        ticker = pygame.time.Clock()
+        try:
+            while loop.is_alive() and all(self.handle(e) for e in pygame.event.get()):
+                self.frame()
+                ticker.tick(FPS)
+        finally:
+            runtime.stop()
+            loop.join(timeout=5)
+            if self.recorder is not None:
+                self.recorder.save()
+            pygame.quit()
+        return 0
+
+
+# ----- the scripted demo ------------------------------------------------------------------
+
+DEMO: list[tuple] = [
+    ("wait", 800),
+    ("switch",),
+    ("wait", 1800),
+    ("press", "auction", 120),
+    ("until", "auction.end"),
+    ("wait", 3200),
+    ("press", "build", 120),
+    ("wait", 2600),
+    ("press", "build", 120),
+    ("wait", 3000),
+]
+
+
+def run_demo(window: Window, step_ms: int = 50) -> int:
+    """Play DEMO on the virtual clock, drawing (and recording) a frame every `step_ms`."""
+    board = window.board
+    clock = board.runtime.clock
+    assert isinstance(clock, VirtualClock), "the demo runs on the virtual clock"
+    seen: list[str] = []
+    board.runtime.listeners.append(lambda e: seen.append(e.event))
+
+    def ticks(ms: int) -> Iterator[None]:
+        end = clock.now_ms() + ms
+        while clock.now_ms() < end:
+            clock.set_ms(min(end, clock.now_ms() + step_ms))
+            board.runtime.pump()
+            window.frame()
+            yield
+
+    board.runtime.pump()
+    for step in DEMO:
+        match step:
+            case ("wait", ms):
+                for _ in ticks(ms):
+                    pass
+            case ("switch",):
+                window.toggle_switch()
+            case ("press", part, hold):
+                window.press(part, True)
+                for _ in ticks(hold):
+                    pass
+                window.press(part, False)
+            case ("until", event):
+                for _ in ticks(120_000):
+                    if event in seen:
+                        break
+    board.runtime.close()
+    if window.recorder is not None:
+        window.recorder.save()
+    pygame.quit()
+    return 0
+
+
+def has_display() -> bool:
+    """A screen to open a window on: an X or Wayland display, or a desktop OS."""
+    if os.environ.get("SDL_VIDEODRIVER") in ("dummy", "offscreen"):
+        return True
+    import sys
+
+    if sys.platform in ("darwin", "win32"):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
