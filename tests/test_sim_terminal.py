@@ -1,0 +1,103 @@
+"""The simulator in a terminal: the braille OLED, and the real curses UI under a pty."""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import subprocess
+import sys
+import time
+
+import pyte
+from PIL import Image
+
+from cityunit.clock import VirtualClock
+from cityunit.config import Config
+from cityunit.render import render
+from cityunit.screens import HourScreen
+from cityunit.sim.board import SimBoard
+from cityunit.sim.terminal import Terminal, braille
+
+
+def test_braille_keeps_every_pixel() -> None:
+    image = render(HourScreen(1, "12:34"), "en")
+    rows = braille(image)
+    assert len(rows) == 16 and all(len(r) == 64 for r in rows)
+    back = Image.new("1", (128, 64))
+    bits = {0x01: (0, 0), 0x02: (0, 1), 0x04: (0, 2), 0x08: (1, 0),
+            0x10: (1, 1), 0x20: (1, 2), 0x40: (0, 3), 0x80: (1, 3)}  # fmt: skip
+    for cy, row in enumerate(rows):
+        for cx, ch in enumerate(row):
+            for bit, (dx, dy) in bits.items():
+                if (ord(ch) - 0x2800) & bit:
+                    back.putpixel((cx * 2 + dx, cy * 4 + dy), 1)
+    assert back.tobytes() == image.tobytes()
+
+
+def test_the_terminal_shows_led_tone_mode_and_events() -> None:
+    board = SimBoard(Config(), VirtualClock(), seed=2)
+    term = Terminal(board)
+    board.runtime.pump()
+    assert term.key(" ")
+    board.runtime.pump()
+    text = "\n".join(term.lines())
+    assert "switch ON" in text and "mode idle" in text and "hour.start hour=1" in text
+    assert "♪ 2093 Hz" in text, "the power-on tune is playing"
+    term.hold(("auction",), 0)
+    board.runtime.pump()
+    term.release_due()
+    board.runtime.clock.set_ms(30)  # past the debounce window, where the tap is decided
+    board.runtime.pump()
+    assert "mode auction" in "\n".join(term.lines())
+    assert not term.key("q")
+    board.runtime.close()
+
+
+def read_screen(fd: int, screen: pyte.Screen, stream: pyte.ByteStream, want: str) -> str:
+    """Feed the terminal's output into an emulator until `want` is on screen (or 20 s)."""
+    end = time.monotonic() + 20
+    while time.monotonic() < end:
+        ready, _, _ = select.select([fd], [], [], 0.5)
+        if ready:
+            try:
+                stream.feed(os.read(fd, 65536))
+            except OSError:
+                break
+        text = "\n".join(screen.display)
+        if want in text:
+            return text
+    raise AssertionError(f"{want!r} never showed:\n" + "\n".join(screen.display))
+
+
+def test_the_curses_ui_runs_in_a_pty_and_takes_keys() -> None:
+    master, slave = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+    env |= {"TERM": "xterm-256color", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "COLUMNS": "100",
+            "LINES": "32"}  # fmt: skip
+    env.pop("SDL_VIDEODRIVER", None)
+    import fcntl
+    import struct
+    import termios
+
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 32, 100, 0, 0))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cityunit", "sim", "--seed", "2"],
+        stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True,
+    )  # fmt: skip
+    os.close(slave)
+    screen = pyte.Screen(100, 32)
+    stream = pyte.ByteStream(screen)
+    try:
+        read_screen(master, screen, stream, "switch OFF")
+        os.write(master, b" ")
+        read_screen(master, screen, stream, "mode idle")
+        os.write(master, b"b")
+        text = read_screen(master, screen, stream, "permit value=")
+        assert "⣿" in text, "the OLED drawn in braille"
+        assert "LED" in text and "buzzer" in text
+        os.write(master, b"q")
+        assert proc.wait(timeout=10) == 0
+    finally:
+        proc.kill()
+        os.close(master)

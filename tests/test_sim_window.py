@@ -1,0 +1,171 @@
+"""The simulator's window, headless (SDL's dummy drivers): clicks in, pixels out."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pygame
+import pytest
+from PIL import Image
+
+from cityunit.clock import VirtualClock
+from cityunit.config import Config
+from cityunit.render import HEIGHT, WIDTH
+from cityunit.sim.board import SimBoard
+from cityunit.sim.sound import Speaker
+from cityunit.sim.view import BUTTONS, CENTER, RADIUS, SCALE, SWITCH, UnitView
+from cityunit.sim.window import Window, run_demo
+from cityunit.unit import Event
+
+assert os.environ["SDL_VIDEODRIVER"] == "dummy"  # set by tests/conftest.py
+
+
+class Play:
+    """A window on a virtual clock: the test moves time and clicks, then looks."""
+
+    def __init__(self, record: Path | None = None) -> None:
+        self.board = SimBoard(Config(), VirtualClock(), seed=4)
+        self.window = Window(self.board, record=record)
+        self.clock = self.board.runtime.clock
+        self.board.runtime.pump()
+
+    def wait(self, ms: int) -> Play:
+        self.clock.set_ms(self.clock.now_ms() + ms)
+        self.board.runtime.pump()
+        self.window.frame()
+        return self
+
+    def mouse(self, pos: tuple[int, int], down: bool) -> Play:
+        kind = pygame.MOUSEBUTTONDOWN if down else pygame.MOUSEBUTTONUP
+        assert self.window.handle(pygame.event.Event(kind, pos=pos, button=1))
+        return self.wait(0)
+
+    def click(self, pos: tuple[int, int], hold_ms: int = 100) -> Play:
+        self.mouse(pos, True).wait(hold_ms)
+        return self.mouse(pos, False)
+
+    def key(self, key: int, down: bool) -> Play:
+        kind = pygame.KEYDOWN if down else pygame.KEYUP
+        assert self.window.handle(pygame.event.Event(kind, key=key))
+        return self.wait(0)
+
+    def pixel(self, pos: tuple[int, int]) -> tuple[int, int, int]:
+        return tuple(self.window.surface.get_at(pos))[:3]
+
+    def close(self) -> None:
+        self.board.runtime.close()
+        pygame.quit()
+
+
+@pytest.fixture
+def play() -> Iterator[Play]:
+    p = Play()
+    yield p
+    p.close()
+
+
+AUCTION = next(b.center for b in BUTTONS if b.name == "auction")
+BUILD = next(b.center for b in BUTTONS if b.name == "build")
+GLOW = (CENTER[0], CENTER[1] + RADIUS + 14)  # just outside the rim, below the body
+
+
+def test_clicking_the_switch_and_a_button_goes_through_the_real_input_path(play: Play) -> None:
+    play.click(SWITCH.center)
+    assert play.board.runtime.unit.power
+    play.click(AUCTION).wait(200)
+    assert play.board.runtime.unit.mode == "auction"
+    assert play.board.pin("auction").state == 1, "released"
+
+
+def test_the_led_glow_shows_during_an_auction_and_not_before(play: Play) -> None:
+    play.click(SWITCH.center).wait(1_000)
+    dark = play.pixel(GLOW)
+    play.click(AUCTION)
+    lit = None
+    for _ in range(20):
+        play.wait(100)
+        if play.board.pin("led").state == 1.0:
+            lit = play.pixel(GLOW)
+            break
+    assert lit is not None
+    assert lit[0] > dark[0] + 40, (dark, lit)
+
+
+def test_the_oled_region_is_exactly_the_firmware_image(play: Play) -> None:
+    play.click(SWITCH.center).click(BUILD).wait(2_000)
+    firmware = play.board.oled.image
+    assert firmware is not None and play.board.runtime.unit.permit is not None
+    rect = UnitView.oled_rect()
+    shown = Image.new("1", (WIDTH, HEIGHT))
+    for y in range(HEIGHT):
+        for x in range(WIDTH):
+            # the middle of each 3x3 cell, clear of the pixel grid lines
+            r, g, b, _ = play.window.surface.get_at(
+                (rect.x + x * SCALE + 1, rect.y + y * SCALE + 1)
+            )
+            shown.putpixel((x, y), 1 if r + g + b > 300 else 0)
+    assert shown.tobytes() == firmware.convert("1").tobytes()
+
+
+def test_a_held_key_is_a_long_press(play: Play) -> None:
+    play.key(pygame.K_SPACE, True)
+    play.key(pygame.K_a, True).wait(2_000).key(pygame.K_a, False).wait(100)
+    assert play.board.runtime.unit.mode == "idle", "a long press starts no auction"
+    play.key(pygame.K_b, True).wait(80).key(pygame.K_b, False).wait(1_000)
+    assert play.board.runtime.unit.mode == "permit"
+
+
+def test_both_keys_held_pause_the_game(play: Play) -> None:
+    play.key(pygame.K_SPACE, True).wait(1_000)
+    play.key(pygame.K_a, True).key(pygame.K_b, True).wait(1_600)
+    play.key(pygame.K_a, False).key(pygame.K_b, False)
+    assert play.board.runtime.unit.paused
+
+
+def test_escape_and_closing_the_window_quit(play: Play) -> None:
+    assert not play.window.handle(pygame.event.Event(pygame.KEYDOWN, key=pygame.K_ESCAPE))
+    assert not play.window.handle(pygame.event.Event(pygame.QUIT))
+
+
+def test_a_recording_holds_the_frames_with_their_timing(tmp_path: Path) -> None:
+    out = tmp_path / "run.gif"
+    play = Play(record=out)
+    play.click(SWITCH.center)
+    for _ in range(30):
+        play.wait(50)
+    assert play.window.recorder is not None
+    play.window.recorder.save()
+    play.close()
+    gif = Image.open(out)
+    assert gif.size == (320, 400) and gif.n_frames >= 2
+
+
+def test_a_recording_can_be_a_folder_of_png_frames(tmp_path: Path) -> None:
+    frames = tmp_path / "frames"
+    play = Play(record=frames)
+    for _ in range(5):
+        play.wait(100)
+    assert play.window.recorder is not None
+    play.window.recorder.save()
+    play.close()
+    assert len(list(frames.glob("frame-*.png"))) == 5
+
+
+def test_the_demo_plays_an_auction_and_two_permits() -> None:
+    board = SimBoard(Config(), VirtualClock(), seed=5)
+    seen: list[str] = []
+    board.runtime.listeners.append(lambda e: seen.append(e.event))
+    assert run_demo(Window(board), step_ms=250) == 0
+    assert seen.count("auction.end") == 1 and seen.count("permit") == 2
+
+
+def test_tones_start_and_stop_on_the_mixer() -> None:
+    speaker = Speaker()
+    assert speaker.channel is not None, "SDL's dummy audio driver is a sound device"
+    speaker.on_event(Event(0, "tone", {"hz": 2637}))
+    assert speaker.channel.get_busy()
+    speaker.on_event(Event(12, "tone", {"hz": None}))
+    assert not speaker.channel.get_busy()
+    pygame.mixer.quit()
