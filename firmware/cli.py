@@ -44,12 +44,24 @@ def _run(args: argparse.Namespace) -> int:
     if config.parts.display != "none":
         make = luma_device(config.parts)
         display = lambda fault: Display(make, fault)  # noqa: E731
+    import os
+
+    state = config.system.state_dir or os.environ.get("STATE_DIRECTORY", "").split(":")[0]
+    if not state:
+        log.info("no state directory (state.dir, or the service's): a restart starts afresh")
+    else:
+        try:
+            Path(state).mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            log.error("state directory %s: %s; a restart will start afresh", state, e.strerror)
+            state = ""
     runtime = Runtime(
         config,
         MonotonicClock(),
         parts=lambda on_edge: Parts(config, on_edge, factory),
         display=display,
         rng=random.Random(args.seed),
+        state_dir=Path(state) if state else None,
     )
     stop_on_signals(runtime)
     served = None

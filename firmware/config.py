@@ -46,6 +46,8 @@ class System:
     console_port: str = setting("console.port", "")  # empty: no serial console
     console_baudrate: int = setting("console.baudrate", 115200, lo=1200, hi=4_000_000)
     shutdown_command: list[str] = setting("power.shutdown_command", [])
+    # Where the game is kept across restarts; "" = systemd's $STATE_DIRECTORY, if any.
+    state_dir: str = setting("state.dir", "")
 
 
 @dataclass(frozen=True)

@@ -80,9 +80,9 @@ def render(screen: Screen, lang: str) -> Image.Image:
     match screen:
         case Blank():
             pass
-        case HourScreen(paused=paused, clock=clock):
+        case HourScreen(paused=paused, resumed=resumed, clock=clock):
             _text(draw, 4, lines[0], 24)
-            if paused:
+            if paused or resumed:
                 draw.rectangle((14, 31, WIDTH - 15, 47), fill=1)
                 _text(draw, 33, lines[1], 13, fill=0)
             if clock is not None:

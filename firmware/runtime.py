@@ -16,19 +16,23 @@ import signal
 import subprocess
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+from cityunit import store
 from cityunit.clock import Clock
 from cityunit.config import Config
 from cityunit.display import Display
 from cityunit.parts import Parts
 from cityunit.render import render
+from cityunit.rules import HOUR_MS
 from cityunit.screens import Screen
 from cityunit.unit import Event, Mode, Unit
 
 log = logging.getLogger(__name__)
 
 Listener = Callable[[Event], None]
+SAVE_EVERY_MS = 5_000
 _STOP = object()
 
 
@@ -40,6 +44,7 @@ class Runtime:
         parts: Callable[[Callable[[str, bool], None]], Parts],
         display: Callable[[Callable[[str], None]], Display] | None = None,
         rng: random.Random | None = None,
+        state_dir: Path | None = None,
     ) -> None:
         self.config = config
         self.clock = clock
@@ -55,9 +60,15 @@ class Runtime:
         self._later: list[tuple[int, int, Callable[[], None]]] = []
         self._later_seq = itertools.count()
         self.parts = parts(self._edge)
-        # The switch may already be ON at start: read it through the same path as an edge.
-        if self.parts.is_pressed("power"):
-            self.unit.edge("power", True, clock.now_ms())
+        self.saver: store.Saver | None = None
+        saved = None
+        if state_dir is not None:
+            saved = store.load(state_dir / store.FILENAME)
+            self.saver = store.Saver(state_dir)
+        self._saved_key: tuple | None = None
+        self._save_due: int | None = None
+        # The switch may already be ON at start, and a game may be waiting to go on.
+        self.unit.boot(self.parts.is_pressed("power"), saved, clock.now_ms())
 
     # ----- work from other threads -------------------------------------------------
 
@@ -120,7 +131,11 @@ class Runtime:
         self.step()
 
     def next_deadline(self) -> int | None:
-        deadlines = [self.unit.next_deadline(), self._later[0][0] if self._later else None]
+        deadlines = [
+            self.unit.next_deadline(),
+            self._later[0][0] if self._later else None,
+            self._save_due,
+        ]
         if self.display is not None:
             deadlines.append(self.display.retry_at)
         return min((d for d in deadlines if d is not None), default=None)
@@ -150,6 +165,19 @@ class Runtime:
             self._power_off()
         for hook in self.after_step:
             hook()
+        self._keep(now)
+
+    def _keep(self, now: int) -> None:
+        """Save on every change of mode, and every few seconds while the clock runs."""
+        if self.saver is None:
+            return
+        unit = self.unit
+        key = (unit.power, unit.mode, unit.paused, unit.hour, unit.session_hours, len(unit.history))
+        if key != self._saved_key or (self._save_due is not None and now >= self._save_due):
+            self._saved_key = key
+            self.saver.save(unit.snapshot())
+            running = unit.power and not unit.paused and unit.hour_elapsed() < HOUR_MS
+            self._save_due = now + SAVE_EVERY_MS if running else None
 
     def _power_off(self) -> None:
         command = self.config.system.shutdown_command
@@ -166,6 +194,9 @@ class Runtime:
         if self.display is not None:
             self.display.blank()
         self.parts.close()
+        if self.saver is not None:
+            self.saver.save(self.unit.snapshot())
+            self.saver.close()
         log.info("stopped: LED off, buzzer silent, screen blank")
 
 

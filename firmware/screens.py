@@ -15,6 +15,7 @@ TEXT = {
     "en": {
         "hour": "HOUR {n}",
         "paused": "PAUSED",
+        "resumed": "RESUMED",
         "auction": "AUCTION",
         "sold": "SOLD!",
         "stopped": "STOPPED",
@@ -31,6 +32,7 @@ TEXT = {
     "fr": {
         "hour": "HEURE {n}",
         "paused": "PAUSE",
+        "resumed": "REPRISE",
         "auction": "ENCHÈRES",
         "sold": "VENDU !",
         "stopped": "ARRÊTÉ",
@@ -60,12 +62,15 @@ class HourScreen:
     hour: int
     clock: str | None  # "mm:ss" elapsed in the hour, or None when hidden
     paused: bool = False
+    resumed: bool = False  # just taken back after a restart
 
     def lines(self, lang: str) -> list[str]:
         t = TEXT[lang]
         out = [t["hour"].format(n=self.hour)]
         if self.paused:
             out.append(t["paused"])
+        elif self.resumed:
+            out.append(t["resumed"])
         if self.clock is not None:
             out.append(self.clock)
         return out

@@ -66,6 +66,7 @@ STATION_FLASH_MS = 400
 REMINDER_MS = 60_000
 SHUTDOWN_MS = 2_000
 HISTORY = 10
+RESUMED_SHOW_MS = 8_000
 
 
 def _nothing() -> None:
@@ -103,6 +104,7 @@ class Unit:
         self.history: deque[Permit] = deque(maxlen=HISTORY)
         self._sold: tuple[bool, int] | None = None  # (stopped early, shown until)
         self.shutdown_requested = False
+        self._resumed_until = 0  # the screen says the game was taken back until then
 
     # ----- time -----------------------------------------------------------------
 
@@ -149,6 +151,36 @@ class Unit:
             self._gestures.down(Button(name), self.now)
         else:
             self._gestures.up(Button(name), self.now)
+
+    def boot(self, switch_on: bool, saved: dict[str, Any] | None, t: int) -> None:
+        """Start up: take back a saved game, and the switch as it stands.
+
+        With the switch still ON and a game that was on when saved (a crash, a pulled
+        plug), the same hour goes on from where it was saved. Otherwise switching ON
+        starts a new hour, as on the original.
+        """
+        self.advance(t)
+        if saved is not None:
+            self.hour = saved["hour"]
+            self.history.extend(saved["history"][:HISTORY])
+        bouncer = self._debounce.setdefault("power", Debouncer(self.rules.debounce_ms))
+        bouncer.level = bouncer.raw = switch_on
+        if switch_on and saved is not None and saved["power"]:
+            self._resume(saved)
+        elif switch_on:
+            self._switch(True)
+        self._sync_outputs()
+
+    def snapshot(self) -> dict[str, Any]:
+        """What must survive a crash or a power cut (issue: nothing is lost)."""
+        return {
+            "power": self.power,
+            "hour": self.hour,
+            "session_hours": self.session_hours,
+            "hour_elapsed_ms": self.hour_elapsed(),
+            "paused": self.paused,
+            "history": list(self.history),
+        }
 
     def press(self, button: Button, t: int) -> None:
         """A clean (already debounced) button going down, as from the console."""
@@ -203,7 +235,7 @@ class Unit:
         if self.rules.show_clock:
             seconds = self.hour_elapsed() // 1000
             clock = f"{seconds // 60:02d}:{seconds % 60:02d}"
-        return HourScreen(self.hour, clock, self.paused)
+        return HourScreen(self.hour, clock, self.paused, resumed=now < self._resumed_until)
 
     def _auction_frame(self, a: _Auction) -> int:
         return (self.now - a.start) // AUCTION_FRAME_MS
@@ -223,6 +255,8 @@ class Unit:
         elif self.mode is Mode.IDLE:
             if self._sold is not None and now < self._sold[1]:
                 at = self._sold[1]
+            elif now < self._resumed_until:
+                at = self._resumed_until
             elif self.rules.show_clock and self._running_since is not None:
                 at = now + 1000 - self.hour_elapsed() % 1000
         return at
@@ -372,6 +406,24 @@ class Unit:
         self.mode = Mode.OFF
         self.led.silence(self.now)
         self.buzzer.silence(self.now)
+
+    def _resume(self, saved: dict[str, Any]) -> None:
+        self.power = True
+        self._emit("power", on=True)
+        self.session_hours = max(1, saved["session_hours"])
+        self._banked = saved["hour_elapsed_ms"]
+        self.paused = saved["paused"]
+        self._running_since = None if self.paused else self.now
+        self.mode = Mode.IDLE
+        self._emit("resume", hour=self.hour, hour_elapsed_ms=self._banked)
+        self._resumed_until = self.now + RESUMED_SHOW_MS
+        self._play(sounds.POWER_ON)
+        if self._banked >= HOUR_MS and self._last_hour():
+            self._running_since = None
+            self._game_over()
+        else:
+            self._light(self._mode_light())
+            self._schedule_hour()
 
     # ----- the hour --------------------------------------------------------------
 

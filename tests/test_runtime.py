@@ -26,7 +26,9 @@ AUCTION, BUILD, POWER, LED, BUZZER = 17, 27, 22, 13, 18
 class Rig:
     """A unit on mock pins and a virtual clock, with a fresh MockFactory."""
 
-    def __init__(self, config: Config | None = None, switch_on: bool = False) -> None:
+    def __init__(
+        self, config: Config | None = None, switch_on: bool = False, state_dir: Path | None = None
+    ) -> None:
         self.factory: MockFactory = mock_factory()
         self.config = config or Config()
         self.clock = VirtualClock()
@@ -45,6 +47,7 @@ class Rig:
             parts=parts,
             display=lambda fault: Display(make, fault),
             rng=random.Random(5),
+            state_dir=state_dir,
         )
         self.events: list = []
         self.runtime.listeners.append(self.events.append)
@@ -195,7 +198,9 @@ def test_cityunit_run_on_mock_pins_answers_sigterm_and_exits_0(tmp_path: Path) -
         env=env,
     )
     assert proc.stderr is not None
-    assert "running" in proc.stderr.readline()
+    for line in proc.stderr:
+        if "running" in line:
+            break
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=10) == 0
     rest = proc.stderr.read()

@@ -29,6 +29,7 @@ SCREENS = {
     "hour": HourScreen(1, "12:34"),
     "hour-hidden-clock": HourScreen(3, None),
     "hour-paused": HourScreen(2, "47:05", paused=True),
+    "hour-resumed": HourScreen(4, "21:07", resumed=True),
     "auction": AuctionScreen(1),
     "auction-fixed": AuctionScreen(2, countdown_s=37),
     "sold": SoldScreen(stopped=False),
