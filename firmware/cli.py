@@ -55,6 +55,10 @@ def _run(args: argparse.Namespace) -> int:
         except OSError as e:
             log.error("state directory %s: %s; a restart will start afresh", state, e.strerror)
             state = ""
+    from cityunit.notify import Notifier
+
+    notifier = Notifier()
+    heartbeat = None if notifier.watchdog_ms is None else (notifier.watchdog_ms, notifier.watchdog)
     runtime = Runtime(
         config,
         MonotonicClock(),
@@ -62,6 +66,8 @@ def _run(args: argparse.Namespace) -> int:
         display=display,
         rng=random.Random(args.seed),
         state_dir=Path(state) if state else None,
+        heartbeat=heartbeat,
+        status=notifier.status,
     )
     stop_on_signals(runtime)
     served = None
@@ -76,7 +82,8 @@ def _run(args: argparse.Namespace) -> int:
             served = Served(runtime, link, simulator=False)
             log.info("console on %s", config.system.console_port)
     log.info("cityunit %s running (%s)", __version__, config.source)
-    runtime.run()
+    runtime.run(ready=notifier.ready)
+    notifier.stopping()
     if served is not None:
         served.flush()
     return 0

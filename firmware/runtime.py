@@ -45,6 +45,8 @@ class Runtime:
         display: Callable[[Callable[[str], None]], Display] | None = None,
         rng: random.Random | None = None,
         state_dir: Path | None = None,
+        heartbeat: tuple[int, Callable[[], None]] | None = None,
+        status: Callable[[str], None] | None = None,
     ) -> None:
         self.config = config
         self.clock = clock
@@ -65,6 +67,10 @@ class Runtime:
         if state_dir is not None:
             saved = store.load(state_dir / store.FILENAME)
             self.saver = store.Saver(state_dir)
+        self._heartbeat = heartbeat  # (every ms, what): e.g. feeding systemd's watchdog
+        self._heartbeat_due: int | None = None if heartbeat is None else clock.now_ms()
+        self._status = status  # told a line such as "hour 2, auction" on each change
+        self._status_text = ""
         self._saved_key: tuple | None = None
         self._save_due: int | None = None
         # The switch may already be ON at start, and a game may be waiting to go on.
@@ -129,12 +135,18 @@ class Runtime:
         while self._later and self._later[0][0] <= now:
             heapq.heappop(self._later)[2]()
         self.step()
+        due = self._heartbeat_due
+        if self._heartbeat is not None and due is not None and now >= due:
+            every, beat = self._heartbeat
+            beat()  # from the loop itself: a loop that hangs stops beating
+            self._heartbeat_due = now + every
 
     def next_deadline(self) -> int | None:
         deadlines = [
             self.unit.next_deadline(),
             self._later[0][0] if self._later else None,
             self._save_due,
+            self._heartbeat_due,
         ]
         if self.display is not None:
             deadlines.append(self.display.retry_at)
@@ -166,6 +178,12 @@ class Runtime:
         for hook in self.after_step:
             hook()
         self._keep(now)
+        if self._status is not None:
+            text = "switch OFF" if not unit.power else f"hour {unit.hour}, {unit.mode}"
+            text += ", paused" if unit.paused else ""
+            if text != self._status_text:
+                self._status_text = text
+                self._status(text)
 
     def _keep(self, now: int) -> None:
         """Save on every change of mode, and every few seconds while the clock runs."""

@@ -1,0 +1,105 @@
+"""systemd's notify protocol through a test NOTIFY_SOCKET: READY, STATUS, WATCHDOG."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fakes import mock_factory
+
+from cityunit.clock import MonotonicClock
+from cityunit.config import Config, Parts
+from cityunit.notify import Notifier
+from cityunit.parts import Parts as GpioParts
+from cityunit.runtime import Runtime
+
+
+@pytest.fixture
+def listener(tmp_path: Path) -> Iterator[socket.socket]:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(str(tmp_path / "notify"))
+    sock.settimeout(10)
+    yield sock
+    sock.close()
+
+
+def receive(sock: socket.socket, want: str) -> list[str]:
+    """Messages up to and including the first one containing `want`."""
+    got = []
+    while True:
+        msg = sock.recv(4096).decode()
+        got.append(msg)
+        if want in msg:
+            return got
+
+
+def test_the_watchdog_interval_is_half_of_systemds() -> None:
+    assert Notifier({"WATCHDOG_USEC": "10000000"}).watchdog_ms == 5_000
+    assert Notifier({"WATCHDOG_USEC": "10000000", "WATCHDOG_PID": "1"}).watchdog_ms is None
+    assert Notifier({}).watchdog_ms is None and Notifier({}).address is None
+    assert Notifier({"NOTIFY_SOCKET": "@x"}).address == "\0x"
+
+
+def test_cityunit_run_says_ready_then_feeds_the_watchdog_then_stopping(
+    listener: socket.socket, tmp_path: Path
+) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text('[display]\ndriver = "none"\n')
+    env = {**os.environ, "GPIOZERO_PIN_FACTORY": "mock",
+           "NOTIFY_SOCKET": listener.getsockname(), "WATCHDOG_USEC": "100000"}  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cityunit", "run", "--config", str(config)],
+        env=env, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        first = receive(listener, "READY=1")
+        assert "STATUS=switch OFF" in first
+        beats = [m for m in receive(listener, "WATCHDOG=1")]
+        for _ in range(5):
+            beats += receive(listener, "WATCHDOG=1")
+        assert sum(m == "WATCHDOG=1" for m in beats) >= 6
+        proc.send_signal(signal.SIGTERM)
+        receive(listener, "STOPPING=1")
+        assert proc.wait(timeout=10) == 0
+    finally:
+        proc.kill()
+
+
+def test_a_blocked_loop_stops_feeding_the_watchdog(listener: socket.socket) -> None:
+    notifier = Notifier({"NOTIFY_SOCKET": listener.getsockname(), "WATCHDOG_USEC": "40000"})
+    assert notifier.watchdog_ms == 20
+    config = Config(parts=Parts(display="none"))
+    factory = mock_factory()
+    runtime = Runtime(
+        config,
+        MonotonicClock(),
+        parts=lambda on_edge: GpioParts(config, on_edge, factory),
+        heartbeat=(notifier.watchdog_ms, notifier.watchdog),
+    )
+    loop = threading.Thread(target=runtime.run, daemon=True)
+    loop.start()
+    receive(listener, "WATCHDOG=1")
+    gate, blocked = threading.Event(), threading.Event()
+    runtime.call(lambda: (blocked.set(), gate.wait(10)))
+    assert blocked.wait(10)
+    while True:  # what was sent before the block took hold
+        listener.settimeout(0.1)
+        try:
+            listener.recv(4096)
+        except TimeoutError:
+            break
+    listener.settimeout(0.3)  # fifteen intervals: a live loop would have beaten many times
+    with pytest.raises(TimeoutError):
+        listener.recv(4096)
+    gate.set()
+    listener.settimeout(10)
+    assert "WATCHDOG=1" in receive(listener, "WATCHDOG=1")
+    runtime.stop()
+    loop.join(10)
