@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""Install cityunit on Raspberry Pi OS (Bookworm): one command, safe to run again.
+
+    sudo python3 systemd/install.py               install, or upgrade in place
+    sudo python3 systemd/install.py --uninstall   remove the service (keeps config and game)
+    sudo python3 systemd/install.py --uninstall --purge   ... and the config, game and user
+    python3 systemd/install.py --root DIR         write every file under DIR instead of /,
+                                                  and list the system commands it would run
+
+It enables I2C at 400 kHz, installs what is needed from apt, puts the project in a venv
+at /opt/cityunit (seeing apt's lgpio), creates the `cityunit` system user in the gpio,
+i2c and dialout groups, writes /etc/cityunit/config.toml unless one is there already,
+allows that user to power the Pi off (polkit), and enables the service.
+Needs only the system's python3 (3.11 on Bookworm).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+SOURCE = Path(__file__).resolve().parents[1]
+USER = "cityunit"
+GROUPS = ("gpio", "i2c", "dialout")
+APT = ("python3-venv", "python3-pip", "python3-lgpio", "i2c-tools")
+PREFIX = Path("/opt/cityunit")
+COMMAND = Path("/usr/local/bin/cityunit")
+CONFIG = Path("/etc/cityunit/config.toml")
+SERVICE = Path("/etc/systemd/system/cityunit.service")
+POLKIT = Path("/etc/polkit-1/rules.d/50-cityunit.rules")
+BOOT_CONFIGS = (Path("/boot/firmware/config.txt"), Path("/boot/config.txt"))
+I2C_LINES = ("dtparam=i2c_arm=on", "dtparam=i2c_arm_baudrate=400000")
+MARK = "# cityunit: the OLED's I2C bus at 400 kHz"
+
+POLKIT_RULE = f"""\
+// cityunit's safe-shutdown gesture: let its service user power the Pi off, nothing more.
+polkit.addRule(function(action, subject) {{
+    if (subject.user == "{USER}" &&
+        (action.id == "org.freedesktop.login1.power-off" ||
+         action.id == "org.freedesktop.login1.power-off-multiple-sessions")) {{
+        return polkit.Result.YES;
+    }}
+}});
+"""
+
+
+class Installer:
+    def __init__(self, root: Path | None) -> None:
+        self.root = root
+        self.dry = root is not None
+
+    def path(self, p: Path) -> Path:
+        return p if self.root is None else self.root / p.relative_to("/")
+
+    def run(self, *command: str, check: bool = True) -> int:
+        print("+ " + shlex.join(command), flush=True)
+        if self.dry:
+            return 0
+        result = subprocess.run(command)
+        if check and result.returncode != 0:
+            sys.exit(f"install: failed: {shlex.join(command)}")
+        return result.returncode
+
+    def write(self, p: Path, text: str, mode: int = 0o644) -> None:
+        target = self.path(p)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+        target.chmod(mode)
+        print(f"  wrote {p}")
+
+    # ----- steps ---------------------------------------------------------------------
+
+    def packages(self) -> None:
+        self.run("apt-get", "update")
+        self.run("apt-get", "install", "-y", *APT)
+
+    def i2c(self) -> None:
+        if self.dry or shutil.which("raspi-config"):
+            self.run("raspi-config", "nonint", "do_i2c", "0")
+        boot = next((b for b in BOOT_CONFIGS if self.path(b).exists()), BOOT_CONFIGS[0])
+        target = self.path(boot)
+        text = target.read_text() if target.exists() else ""
+        lines = text.splitlines()
+        missing = [line for line in I2C_LINES if line not in lines]
+        if missing:
+            block = "\n".join([MARK, *missing])
+            self.write(
+                boot, text + ("\n" if text and not text.endswith("\n") else "") + block + "\n"
+            )
+            print("  I2C takes effect after a reboot")
+
+    def user(self) -> None:
+        groups = ",".join(GROUPS)
+        if self.dry or subprocess.run(["id", USER], capture_output=True).returncode != 0:
+            for group in GROUPS:  # present on Raspberry Pi OS; made if not (other distros)
+                self.run("groupadd", "--force", "--system", group)
+            self.run(
+                "useradd", "--system", "--user-group", "--home-dir", "/var/lib/cityunit",
+                "--no-create-home", "--shell", "/usr/sbin/nologin", "--groups", groups, USER,
+            )  # fmt: skip
+        else:
+            self.run("usermod", "--append", "--groups", groups, USER)
+
+    def venv(self) -> None:
+        venv = PREFIX / "venv"
+        if self.dry or not (venv / "bin" / "python").exists():
+            self.run(sys.executable, "-m", "venv", "--system-site-packages", str(venv))
+        # lgpio comes from apt (python3-lgpio), seen through --system-site-packages.
+        pip = str(venv / "bin" / "pip")
+        self.run(pip, "install", "--upgrade", str(SOURCE))
+        # The same version number may carry new code: put this checkout's in place.
+        self.run(pip, "install", "--force-reinstall", "--no-deps", str(SOURCE))
+        for name in ("README.md", "LICENSE"):
+            self.write(PREFIX / name, (SOURCE / name).read_text())
+        link = self.path(COMMAND)  # `cityunit doctor`, `cityunit console` on the PATH
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.unlink(missing_ok=True)
+        link.symlink_to(venv / "bin" / "cityunit")
+        print(f"  linked {COMMAND}")
+
+    def config(self) -> None:
+        default = (SOURCE / "firmware" / "default-config.toml").read_text()
+        default = default.replace(
+            "shutdown_command = []    #", 'shutdown_command = ["systemctl", "poweroff"]  #'
+        )
+        target = self.path(CONFIG)
+        if not target.exists():
+            self.write(CONFIG, default)
+        elif target.read_text() != default:
+            self.write(CONFIG.with_name("config.toml.new"), default)
+            print(f"  kept your {CONFIG}; the new default is beside it as config.toml.new")
+
+    def service(self) -> None:
+        self.write(SERVICE, (SOURCE / "systemd" / "cityunit.service").read_text())
+        self.write(POLKIT, POLKIT_RULE)
+        self.run("systemctl", "daemon-reload")
+        self.run("systemctl", "enable", "cityunit.service")
+        self.run("systemctl", "restart", "cityunit.service")
+
+    def install(self) -> None:
+        self.packages()
+        self.i2c()
+        self.user()
+        self.venv()
+        self.config()
+        self.service()
+        print("installed: `systemctl status cityunit`, then `cityunit doctor` to check the wiring")
+
+    def uninstall(self, purge: bool) -> None:
+        self.run("systemctl", "disable", "--now", "cityunit.service", check=False)
+        for p in (SERVICE, POLKIT, COMMAND):
+            self.remove(p)
+        self.remove(PREFIX)
+        self.run("systemctl", "daemon-reload", check=False)
+        if purge:
+            self.remove(CONFIG.parent)
+            self.remove(Path("/var/lib/cityunit"))
+            self.run("userdel", USER, check=False)
+        else:
+            print(f"  kept {CONFIG} and /var/lib/cityunit (--purge removes them)")
+
+    def remove(self, p: Path) -> None:
+        target = self.path(p)
+        if target.is_dir() and not target.is_symlink():
+            shutil.rmtree(target)
+        elif target.exists() or target.is_symlink():
+            target.unlink()
+        else:
+            return
+        print(f"  removed {p}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--root", type=Path, help="install under this folder instead of /")
+    parser.add_argument("--uninstall", action="store_true", help="remove the service")
+    parser.add_argument(
+        "--purge", action="store_true", help="with --uninstall: also the config, game and user"
+    )
+    args = parser.parse_args(argv)
+    if args.root is None and os.geteuid() != 0:
+        sys.exit("install: run it as root (sudo), or with --root DIR to try it out")
+    installer = Installer(args.root.resolve() if args.root else None)
+    if args.uninstall:
+        installer.uninstall(args.purge)
+    else:
+        installer.install()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
