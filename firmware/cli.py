@@ -163,6 +163,20 @@ def _headless(board, console: str) -> int:
     return 0
 
 
+def _doctor(args: argparse.Namespace) -> int:
+    from cityunit.doctor import Doctor, report
+    from cityunit.parts import pin_factory
+
+    doctor = Doctor(args.config, pin_factory=pin_factory())
+    code = doctor.run()
+    print(f"cityunit {__version__} doctor")
+    print(report(doctor))
+    print(
+        "all is well" if code == 0 else "fix the FAIL lines above, then run `cityunit doctor` again"
+    )
+    return code
+
+
 def _console(args: argparse.Namespace) -> int:
     from cityunit.client import interact
 
@@ -218,6 +232,14 @@ def main(argv: list[str] | None = None) -> int:
     sim.add_argument("--seed", type=int, help="seed the random source (default: random, logged)")
     sim.add_argument("--config", type=Path, help="TOML file (default: built-in defaults)")
     sim.set_defaults(func=_sim)
+
+    doctor = sub.add_parser(
+        "doctor", help="check the config, I2C, the display, GPIO and the service"
+    )
+    doctor.add_argument(
+        "--config", type=Path, help="TOML file (default: /etc/cityunit/config.toml if present)"
+    )
+    doctor.set_defaults(func=_doctor)
 
     console = sub.add_parser("console", help="talk to a unit's console (serial port, pty or URL)")
     console.add_argument("port", help="e.g. /dev/ttyACM0, /dev/pts/5, socket://host:port")

@@ -1,0 +1,141 @@
+"""`cityunit doctor` on made-up machines: each mistake a maker makes, found and named."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from fakes import mock_factory
+from gpiozero import DigitalInputDevice
+
+from cityunit.doctor import FAIL, OK, WARN, Doctor, report
+
+
+class Bus:
+    """An I2C bus where only `present` addresses answer."""
+
+    def __init__(self, present: set[int]) -> None:
+        self.present = present
+        self.closed = False
+
+    def read_byte(self, address: int) -> int:
+        if address not in self.present:
+            raise OSError(121, "Remote I/O error")
+        return 0
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def machine(tmp_path: Path, i2c: bool = True, gpio: bool = True) -> Path:
+    dev = tmp_path / "dev"
+    dev.mkdir()
+    if i2c:
+        (dev / "i2c-1").touch()
+    if gpio:
+        (dev / "gpiochip0").touch()
+    return dev
+
+
+def doctor(tmp_path: Path, dev: Path, bus=None, service="active", config: str = "", **kw) -> Doctor:
+    path = tmp_path / "config.toml"
+    path.write_text(config)
+
+    def systemctl(verb: str, unit: str) -> str:
+        return service if verb == "is-active" else "enabled"
+
+    return Doctor(
+        path, dev=dev, open_bus=lambda port: bus or Bus({0x3C}), systemctl=systemctl,
+        pin_factory=kw.get("factory") or mock_factory(),
+    )  # fmt: skip
+
+
+def levels(d: Doctor) -> dict[str, str]:
+    return {f.what: f.level for f in d.findings}
+
+
+def test_a_well_built_unit_is_all_ok(tmp_path: Path) -> None:
+    d = doctor(tmp_path, machine(tmp_path))
+    assert d.run() == 0
+    assert set(levels(d).values()) == {OK}
+    assert "ssd1306 answers at 0x3C" in report(d)
+
+
+def test_i2c_switched_off(tmp_path: Path) -> None:
+    d = doctor(tmp_path, machine(tmp_path, i2c=False))
+    assert d.run() == 1 and levels(d)["I2C"] == FAIL
+    assert "raspi-config nonint do_i2c 0" in report(d)
+
+
+def test_a_display_at_another_address_is_named(tmp_path: Path) -> None:
+    bus = Bus({0x3D, 0x68})
+    d = doctor(tmp_path, machine(tmp_path), bus=bus)
+    assert d.run() == 1
+    assert "nothing at 0x3C; answering: 0x3D, 0x68" in report(d)
+    assert bus.closed
+
+
+def test_no_display_at_all_points_at_the_wires(tmp_path: Path) -> None:
+    d = doctor(tmp_path, machine(tmp_path), bus=Bus(set()))
+    assert d.run() == 1 and "check VCC, GND, SDA (pin 3) and SCL (pin 5)" in report(d)
+
+
+def test_no_display_configured_skips_i2c(tmp_path: Path) -> None:
+    d = doctor(tmp_path, machine(tmp_path, i2c=False), config='[display]\ndriver = "none"\n')
+    assert d.run() == 0 and "I2C" not in levels(d)
+
+
+def test_no_access_to_the_bus(tmp_path: Path) -> None:
+    d = doctor(tmp_path, machine(tmp_path))
+
+    def denied(port: int):
+        raise PermissionError(13, "Permission denied")
+
+    d.open_bus = denied
+    assert d.run() == 1 and "usermod -aG i2c" in report(d)
+
+
+def test_not_a_pi(tmp_path: Path) -> None:
+    d = doctor(tmp_path, machine(tmp_path, gpio=False))
+    assert d.run() == 1 and "gpiochip0 is missing" in report(d)
+
+
+def test_pins_held_by_another_program(tmp_path: Path) -> None:
+    factory = mock_factory()
+    other = DigitalInputDevice(27, pin_factory=factory)  # someone else holds BUILD's pin
+    d = doctor(tmp_path, machine(tmp_path), service="inactive", factory=factory)
+    assert d.run() == 1
+    assert "GPIO27 (build) is in use by another program" in report(d)
+    other.close()
+
+
+def test_free_pins_when_the_service_is_stopped(tmp_path: Path) -> None:
+    d = doctor(tmp_path, machine(tmp_path), service="inactive")
+    assert d.run() == 1, "an installed service that is not running is a failure"
+    assert levels(d)["pins"] == OK and levels(d)["service"] == FAIL
+
+
+def test_service_not_installed_is_a_warning(tmp_path: Path) -> None:
+    d = doctor(tmp_path, machine(tmp_path))
+    d.systemctl = lambda verb, unit: "inactive" if verb == "is-active" else "not-found"
+    assert d.run() == 0 and levels(d)["service"] == WARN
+
+
+def test_an_invalid_config_is_each_line(tmp_path: Path) -> None:
+    d = doctor(tmp_path, machine(tmp_path), config="[pins]\nauction = 2\nbuild = 99\n")
+    assert d.run() == 1
+    assert [f.level for f in d.findings if f.what == "config"] == [FAIL, FAIL]
+
+
+@pytest.mark.parametrize("flag", [[], ["--config", "/nonexistent.toml"]])
+def test_the_command_prints_and_fails_off_a_pi(flag: list[str]) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "cityunit", "doctor", *flag],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1
+    assert result.stdout.startswith("cityunit ") and " FAIL " in result.stdout
