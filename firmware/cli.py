@@ -167,13 +167,49 @@ def _doctor(args: argparse.Namespace) -> int:
     from cityunit.doctor import Doctor, report
     from cityunit.parts import pin_factory
 
-    doctor = Doctor(args.config, pin_factory=pin_factory())
+    factory = pin_factory()
+    doctor = Doctor(args.config, pin_factory=factory)
     code = doctor.run()
     print(f"cityunit {__version__} doctor")
     print(report(doctor))
+    if args.interactive:
+        return _wiring_test(args, doctor, factory)
     print(
         "all is well" if code == 0 else "fix the FAIL lines above, then run `cityunit doctor` again"
     )
+    return code
+
+
+def _wiring_test(args: argparse.Namespace, doctor, factory) -> int:
+    import time
+
+    from cityunit.config import load
+    from cityunit.display import luma_device
+    from cityunit.doctor import FAIL, WiringTest, report
+    from cityunit.parts import Parts
+
+    if any(f.level == FAIL and f.what in ("config", "GPIO", "pins") for f in doctor.findings):
+        print("fix those first: the wiring test needs a valid config and free GPIO pins")
+        return 1
+    if any(f.what == "pins" and "service" in f.detail for f in doctor.findings):
+        print("the service holds the pins: `sudo systemctl stop cityunit`, then run this again")
+        return 1
+    config = load(args.config)
+    display = None
+    if config.parts.display != "none":
+        try:
+            display = luma_device(config.parts)()
+        except Exception as e:  # the rest of the test is still worth doing
+            print(f"(no display to test: {e})")
+    parts = Parts(config, lambda name, level: None, factory)
+    try:
+        test = WiringTest(config, parts, ask=input, display=display, pause=time.sleep)
+        code = test.run()
+    finally:
+        parts.close()
+    doctor.findings = test.findings
+    print(report(doctor))
+    print("every wire is right" if code == 0 else "fix each FAIL above, then run this again")
     return code
 
 
@@ -239,6 +275,10 @@ def main(argv: list[str] | None = None) -> int:
     doctor.add_argument(
         "--config", type=Path, help="TOML file (default: /etc/cityunit/config.toml if present)"
     )
+    doctor.add_argument(
+        "--interactive", action="store_true",
+        help="then test each wire: press each button, see and hear each output",
+    )  # fmt: skip
     doctor.set_defaults(func=_doctor)
 
     console = sub.add_parser("console", help="talk to a unit's console (serial port, pty or URL)")
