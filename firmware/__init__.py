@@ -1,8 +1,5 @@
 """cityunit: the MONOPOLY CITY electronic unit, rebuilt on a Raspberry Pi."""
 
-from importlib.metadata import PackageNotFoundError, version
-
-try:
-    __version__ = version("cityunit")
-except PackageNotFoundError:  # running from a source tree that was never installed
-    __version__ = "0+unknown"
+# The one place the version is written (pyproject.toml reads it): no metadata lookup at
+# start-up, which would cost a Pi Zero a tenth of a second.
+__version__ = "0.1.0"

@@ -91,7 +91,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def _sim_mode(args: argparse.Namespace) -> str:
     """headless, terminal or window: what was asked for, else what this machine can show."""
-    from cityunit.sim.window import has_display
+    from cityunit.sim import has_display
 
     if args.headless:
         return "headless"
@@ -142,6 +142,7 @@ def _sim(args: argparse.Namespace) -> int:
 
 def _headless(board, console: str) -> int:
     from cityunit.link import FdLink, PtyLink, Served
+    from cityunit.notify import Notifier
     from cityunit.runtime import stop_on_signals
 
     runtime = board.runtime
@@ -157,10 +158,16 @@ def _headless(board, console: str) -> int:
         link = PtyLink()
         served = Served(runtime, link, simulator=True)
         print(link.path, flush=True)
-    runtime.run()
+    runtime.run(ready=Notifier().ready)  # under systemd or a bench: the first frame is up
     if served is not None:
         served.flush()
     return 0
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from cityunit.bench import main as bench
+
+    return bench(args.json, args.quick)
 
 
 def _doctor(args: argparse.Namespace) -> int:
@@ -268,6 +275,11 @@ def main(argv: list[str] | None = None) -> int:
     sim.add_argument("--seed", type=int, help="seed the random source (default: random, logged)")
     sim.add_argument("--config", type=Path, help="TOML file (default: built-in defaults)")
     sim.set_defaults(func=_sim)
+
+    bench = sub.add_parser("bench", help="measure latency, timing, rendering, CPU, memory, speed")
+    bench.add_argument("--json", action="store_true", help="one JSON object")
+    bench.add_argument("--quick", action="store_true", help="fewer samples (about 10 s)")
+    bench.set_defaults(func=_bench)
 
     doctor = sub.add_parser(
         "doctor", help="check the config, I2C, the display, GPIO and the service"

@@ -6,7 +6,7 @@ accents show on every machine) without anti-aliasing: a 1-bit OLED has no grey.
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 from PIL import Image, ImageDraw, ImageFont
@@ -45,14 +45,19 @@ def _canvas() -> tuple[Image.Image, ImageDraw.ImageDraw]:
 
 def _text(draw: ImageDraw.ImageDraw, y: int, text: str, size: int, fill: int = 1) -> None:
     """Centred text whose top sits at `y`; condensed, then smaller, until it fits."""
-    face = font(size)
-    while draw.textlength(text, font=face) > WIDTH - 2 and size > 8:
-        face = font(size, condensed=True)
-        if draw.textlength(text, font=face) <= WIDTH - 2:
-            break
+    draw.text((WIDTH // 2, y), text, font=_fitted(text, size), fill=fill, anchor="mt")
+
+
+@lru_cache(maxsize=512)
+def _fitted(text: str, size: int) -> ImageFont.FreeTypeFont:
+    """The largest face (regular, then condensed) at most `size` in which `text` fits."""
+    while size > 8:
+        for condensed in (False, True):
+            face = font(size, condensed)
+            if face.getlength(text) <= WIDTH - 2:
+                return face
         size -= 1
-        face = font(size)
-    draw.text((WIDTH // 2, y), text, font=face, fill=fill, anchor="mt")
+    return font(8, True)
 
 
 def _title(draw: ImageDraw.ImageDraw, text: str) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import itertools
 import logging
-import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -188,14 +187,3 @@ def run_demo(window: Window, step_ms: int = 50) -> int:
         window.recorder.save()
     pygame.quit()
     return 0
-
-
-def has_display() -> bool:
-    """A screen to open a window on: an X or Wayland display, or a desktop OS."""
-    if os.environ.get("SDL_VIDEODRIVER") in ("dummy", "offscreen"):
-        return True
-    import sys
-
-    if sys.platform in ("darwin", "win32"):
-        return True
-    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
