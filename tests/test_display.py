@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from fakes import FlakyBus
 
 from cityunit.config import Parts
 from cityunit.display import Display, luma_device
 from cityunit.render import render
 from cityunit.screens import HourScreen
+from fakes import FlakyBus
 
 
 def display_on(bus: FlakyBus, driver: str = "ssd1306") -> tuple[Display, list[str]]:

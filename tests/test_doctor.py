@@ -7,10 +7,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from fakes import mock_factory
 from gpiozero import DigitalInputDevice
 
 from cityunit.doctor import FAIL, OK, WARN, Doctor, report
+from fakes import mock_factory
 
 
 class Bus:

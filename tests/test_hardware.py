@@ -9,11 +9,11 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from fakes import mock_factory
 
 from cityunit.config import Config
 from cityunit.doctor import FAIL, OK, WiringTest
 from cityunit.parts import Parts
+from fakes import mock_factory
 
 ROOT = Path(__file__).resolve().parents[1]
 PINOUT = tomllib.loads((ROOT / "hardware/pinout.toml").read_text())

@@ -12,13 +12,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fakes import mock_factory
 
 from cityunit.clock import MonotonicClock
 from cityunit.config import Config, Parts
 from cityunit.notify import Notifier
 from cityunit.parts import Parts as GpioParts
 from cityunit.runtime import Runtime
+from fakes import mock_factory
 
 
 @pytest.fixture

@@ -13,11 +13,11 @@ import threading
 from pathlib import Path
 
 import pytest
-from test_runtime import POWER, Rig
 
 from cityunit import store
 from cityunit.gestures import Button
 from cityunit.rules import HOUR_MS
+from test_runtime import POWER, Rig
 
 STATE = {
     "power": True,

@@ -11,7 +11,6 @@ import threading
 from pathlib import Path
 
 import pytest
-from fakes import FlakyBus, mock_factory
 from gpiozero.pins.mock import MockFactory
 
 from cityunit.clock import VirtualClock
@@ -19,6 +18,7 @@ from cityunit.config import Config, Parts, System
 from cityunit.display import Display, luma_device
 from cityunit.parts import Parts as GpioParts
 from cityunit.runtime import Runtime
+from fakes import FlakyBus, mock_factory
 
 AUCTION, BUILD, POWER, LED, BUZZER = 17, 27, 22, 13, 18
 
