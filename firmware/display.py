@@ -101,9 +101,10 @@ class Display:
 def luma_device(parts: Parts, bus: Any = None) -> Callable[[], Device]:
     """A maker of the configured OLED on its own I2C bus (opened anew on each retry)."""
     from luma.core.interface.serial import i2c
-    from luma.oled.device import sh1106, ssd1306
 
-    driver = {"ssd1306": ssd1306, "sh1106": sh1106}[parts.display]
+    from cityunit.oled import SH1106, SSD1306
+
+    driver = {"ssd1306": SSD1306, "sh1106": SH1106}[parts.display]
     opened: list[Any] = []  # the one serial interface in use, closed before the next
 
     def make() -> Device:
