@@ -13,7 +13,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from cityunit import __version__
+from cityunit import __version__, settings
 from cityunit.clock import VirtualClock
 from cityunit.gestures import Button
 from cityunit.runtime import Runtime
@@ -101,6 +101,8 @@ class Session:
             "EVENTS": self._events,
             "ADVANCE": self._advance,
             "SEED": self._seed,
+            "SETTINGS": self._settings,
+            "SET": self._set,
         }
 
     def close(self) -> None:
@@ -238,6 +240,23 @@ class Session:
         assert isinstance(clock, VirtualClock)
         clock.set_ms(clock.now_ms() + ms)
         self.runtime.step()
+
+    def _settings(self, args: list[str]) -> str:
+        self._arity(args, 0, "SETTINGS")
+        return "OK " + json.dumps(self.runtime.unit.settings(), separators=(",", ":"))
+
+    def _set(self, args: list[str]) -> str:
+        self._arity(args, 2, "SET <name> <value>")
+        name, choice = args[0].lower(), args[1].lower()
+        setting = settings.BY_NAME.get(name)
+        if setting is None:
+            known = ", ".join(settings.BY_NAME)
+            raise CommandError("bad-argument", f"unknown setting {name[:32]}; settings: {known}")
+        if choice not in setting.choices:
+            allowed = ", ".join(setting.choices)
+            raise CommandError("bad-argument", f"{name} is one of: {allowed}")
+        self.runtime.unit.set_setting(name, choice, self.runtime.clock.now_ms())
+        return "OK"
 
     def _seed(self, args: list[str]) -> str:
         self._arity(args, 1, "SEED <int>")

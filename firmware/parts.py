@@ -18,6 +18,8 @@ from gpiozero.tones import Tone
 
 from cityunit.config import Config
 
+# A piezo is loudest at a 50 % duty cycle and quieter as the pulses narrow.
+DUTY = {"off": 0.0, "low": 0.03, "medium": 0.12, "high": 0.5}
 # 440 Hz to 7 kHz: every tone the unit plays, with room to spare.
 BUZZER_MID = Tone("A6")
 BUZZER_OCTAVES = 2
@@ -46,6 +48,7 @@ class Parts:
     ) -> None:
         pins, kind = config.pins, config.parts
         self._devices: list = []
+        self._duty = DUTY["high"]
         try:
             # Plain inputs rather than gpiozero Buttons: holds are timed by the core, and
             # Button's hold thread would cost a thread per button (and ~0.4 s to close).
@@ -90,14 +93,19 @@ class Parts:
         else:
             self.led.value = level >= 0.5
 
+    def set_volume(self, volume: str) -> None:
+        """Loudness for the next tones (a passive buzzer's duty cycle; an active one is on/off)."""
+        self._duty = DUTY[volume]
+
     def set_tone(self, hz: int | None) -> None:
         if isinstance(self.buzzer, TonalBuzzer):
-            if hz is None:
+            if hz is None or self._duty == 0:
                 self.buzzer.stop()
             else:
                 self.buzzer.play(Tone.from_frequency(hz))
+                self.buzzer.pwm_device.value = self._duty
         else:
-            self.buzzer.value = hz is not None
+            self.buzzer.value = hz is not None and self._duty > 0
 
     def quiet(self) -> None:
         """LED off and buzzer silent: what SIGTERM and every exit leave behind."""

@@ -17,6 +17,7 @@ from cityunit.screens import (
     Blank,
     HourEndScreen,
     HourScreen,
+    MenuScreen,
     PermitScreen,
     Screen,
     ShutdownScreen,
@@ -64,6 +65,15 @@ def _title(draw: ImageDraw.ImageDraw, text: str) -> None:
     """A white bar with the screen's name in black: reads at a glance across a table."""
     draw.rectangle((0, 0, WIDTH - 1, 14), fill=1)
     _text(draw, 2, text, 12, fill=0)
+
+
+def mini_station(draw: ImageDraw.ImageDraw, x: int, y: int) -> None:
+    """The station permit in a 10x12 cell, for the history."""
+    draw.rectangle((x, y + 4, x + 6, y + 9), fill=1)
+    draw.rectangle((x + 5, y + 1, x + 9, y + 9), fill=1)
+    draw.rectangle((x + 1, y + 1, x + 2, y + 4), fill=1)
+    for wx in (x + 2, x + 7):
+        draw.ellipse((wx - 2, y + 8, wx + 2, y + 12), fill=1, outline=0)
 
 
 def station_icon(draw: ImageDraw.ImageDraw, cx: int, cy: int) -> None:
@@ -120,6 +130,27 @@ def render(screen: Screen, lang: str) -> Image.Image:
             _text(draw, 18, lines[1], 12)
             _text(draw, 33, lines[2], 12)
             _text(draw, 50, lines[3], 11)
+        case MenuScreen(item="history", permits=permits):
+            _title(draw, lines[0])
+            _text(draw, 18, lines[1], 12)
+            if not permits:
+                _text(draw, 38, lines[2], 12)
+            x = max(2, (WIDTH - 12 * len(permits)) // 2)
+            for permit in permits:
+                if permit == "station":
+                    mini_station(draw, x + 1, 38)
+                else:
+                    draw.text((x + 5, 37), str(permit), font=font(13), fill=1, anchor="mt")
+                x += 12
+        case MenuScreen(item="new_game"):
+            _title(draw, lines[0])
+            _text(draw, 20, lines[1], 16)
+            _text(draw, 44, lines[2], 11)
+        case MenuScreen():
+            _title(draw, lines[0])
+            _text(draw, 17, lines[1], 12)
+            _text(draw, 32, lines[2], 17)
+            _text(draw, 54, lines[3], 9)
         case ShutdownScreen():
             _text(draw, 26, lines[0], 13)
     return image

@@ -15,9 +15,16 @@ HOUR_MS = 3_600_000
 Permit = int | str
 PERMITS: tuple[Permit, ...] = (1, 2, 3, "station")
 
-# No rulebook gives the original's odds. Our choice: small builds are common, a
-# 3-building turn and the free station each come one turn in five.
+# No rulebook gives the original's odds. Our choice ("classic"): small builds are
+# common, a 3-building turn and the free station each come one turn in five.
 DEFAULT_ODDS: dict[Permit, int] = {1: 30, 2: 30, 3: 20, "station": 20}
+ODDS_PRESETS: dict[str, dict[Permit, int]] = {
+    "classic": DEFAULT_ODDS,
+    "uniform": {1: 25, 2: 25, 3: 25, "station": 25},
+    # "builder": a faster game, cities grow quicker (3 buildings as often as 2).
+    "builder": {1: 20, 2: 30, 3: 30, "station": 20},
+}
+VOLUMES = ("off", "low", "medium", "high")
 
 
 def setting(path: str, default: Any, **check: Any) -> Any:
@@ -33,6 +40,7 @@ def setting(path: str, default: Any, **check: Any) -> Any:
 class Rules:
     language: str = setting("game.language", "en", choices=("en", "fr"))
     show_clock: bool = setting("game.show_clock", True)
+    volume: str = setting("sound.volume", "high", choices=VOLUMES)  # "off" still flashes
     game_hours: int = setting("game.length_hours", 1, lo=0, hi=12)  # 0: untimed
     warning_minutes: int = setting("game.warning_minutes", 5, lo=0, hi=30)
     auction_mode: str = setting("auction.mode", "random", choices=("random", "fixed"))

@@ -57,6 +57,7 @@ class Runtime:
         self.display = None if display is None else display(lambda d: self._fault("display", d))
         self._led: float | None = None
         self._tone: int | bool | None = False  # False: never set
+        self._volume = ""
         self._screen: Screen | None = None
         self.shutdown_process: subprocess.Popen[bytes] | None = None
         self._later: list[tuple[int, int, Callable[[], None]]] = []
@@ -160,6 +161,10 @@ class Runtime:
         if unit.led_level != self._led:
             self._led = unit.led_level
             self.parts.set_led(unit.led_level)
+        if unit.rules.volume != self._volume:
+            self._volume = unit.rules.volume
+            self.parts.set_volume(self._volume)
+            self._tone = False  # play the tone again at its new loudness
         if unit.tone_hz != self._tone:
             self._tone = unit.tone_hz
             self.parts.set_tone(unit.tone_hz)

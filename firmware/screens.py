@@ -28,6 +28,12 @@ TEXT = {
         "wealth": "cash + district rents",
         "played": "{n} h played",
         "bye": "Shutting down",
+        "settings": "SETTINGS {i}/{n}",
+        "history": "LAST PERMITS",
+        "none": "none yet",
+        "new_game": "NEW GAME",
+        "start": "AUCTION: hour 1",
+        "hint": "BUILD next · AUCTION change",
     },
     "fr": {
         "hour": "HEURE {n}",
@@ -45,6 +51,12 @@ TEXT = {
         "wealth": "argent + loyers",
         "played": "{n} h jouée(s)",
         "bye": "Arrêt en cours",
+        "settings": "RÉGLAGES {i}/{n}",
+        "history": "DERNIERS PERMIS",
+        "none": "aucun encore",
+        "new_game": "NOUVELLE PARTIE",
+        "start": "ENCHÈRES : heure 1",
+        "hint": "CONSTR. suiv. · ENCH. modif.",
     },
 }
 
@@ -126,11 +138,41 @@ class HourEndScreen:
 
 
 @dataclass(frozen=True)
+class MenuScreen:
+    """One item of the settings menu: a setting and its value, the history, a new game."""
+
+    index: int
+    count: int
+    item: str  # a setting's name, "history" or "new_game"
+    title: str = ""  # a setting's title, in the language
+    value: str = ""  # its current choice, in words
+    permits: tuple = ()  # the history, newest first
+
+    def lines(self, lang: str) -> list[str]:
+        t = TEXT[lang]
+        head = t["settings"].format(i=self.index + 1, n=self.count)
+        if self.item == "history":
+            station = "G" if lang == "fr" else "S"
+            text = " ".join(station if p == "station" else str(p) for p in self.permits)
+            return [head, t["history"], text or t["none"]]
+        if self.item == "new_game":
+            return [head, t["new_game"], t["start"]]
+        return [head, self.title, self.value, t["hint"]]
+
+
+@dataclass(frozen=True)
 class ShutdownScreen:
     def lines(self, lang: str) -> list[str]:
         return [TEXT[lang]["bye"]]
 
 
 Screen = (
-    Blank | HourScreen | AuctionScreen | SoldScreen | PermitScreen | HourEndScreen | ShutdownScreen
+    Blank
+    | HourScreen
+    | AuctionScreen
+    | SoldScreen
+    | PermitScreen
+    | HourEndScreen
+    | MenuScreen
+    | ShutdownScreen
 )

@@ -53,6 +53,9 @@ REMINDER = tune((2093, 150), (REST, 100), (2093, 150))
 PAUSE = tune((2093, 100), (1568, 220))
 RESUME = tune((1568, 100), (2093, 220))
 SHUTDOWN = tune((2093, 200), (1568, 200), (1047, 600))
+MENU_OPEN = tune((1568, 60), (2093, 60), (2637, 60))
+MENU_CLOSE = tune((2637, 60), (2093, 60), (1568, 60))
+MENU_CHANGE = tune((3136, 50))
 
 
 def permit_tune(value: int | str) -> Tone:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from cityunit import sounds
+from cityunit import settings, sounds
 from cityunit.deadlines import Deadlines
 from cityunit.debounce import Debouncer
 from cityunit.gestures import Button, Gesture, Gestures
@@ -26,6 +26,7 @@ from cityunit.screens import (
     Blank,
     HourEndScreen,
     HourScreen,
+    MenuScreen,
     PermitScreen,
     Screen,
     ShutdownScreen,
@@ -40,6 +41,7 @@ class Mode(StrEnum):
     PERMIT = "permit"
     HOUR_END = "hour_end"
     SHUTDOWN = "shutdown"
+    SETTINGS = "settings"
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,8 @@ STATION_FLASH_MS = 400
 REMINDER_MS = 60_000
 SHUTDOWN_MS = 2_000
 HISTORY = 10
+MENU_IDLE_MS = 30_000  # the menu closes by itself after this long untouched
+MENU = [s.name for s in settings.SETTINGS] + ["history", "new_game"]
 RESUMED_SHOW_MS = 8_000
 
 
@@ -78,6 +82,7 @@ class Unit:
 
     def __init__(self, rules: Rules, rng: random.Random | None = None, now: int = 0) -> None:
         self.rules = rules
+        self._config_rules = rules  # what the config file says, before the table's settings
         self.rng = rng or random.Random()
         self.now = now
         self.events: list[Event] = []
@@ -105,6 +110,7 @@ class Unit:
         self._sold: tuple[bool, int] | None = None  # (stopped early, shown until)
         self.shutdown_requested = False
         self._resumed_until = 0  # the screen says the game was taken back until then
+        self._menu = 0  # the menu's item, in SETTINGS mode
 
     # ----- time -----------------------------------------------------------------
 
@@ -163,6 +169,16 @@ class Unit:
         if saved is not None:
             self.hour = saved["hour"]
             self.history.extend(saved["history"][:HISTORY])
+            # Settings made on the unit come back, unless the config file was edited
+            # for that setting since: then the maker's edit wins.
+            config_now = settings.read(self._config_rules)
+            config_then = saved.get("config", {})
+            kept = {
+                name: choice
+                for name, choice in saved.get("settings", {}).items()
+                if config_then.get(name) == config_now.get(name)
+            }
+            self.rules = settings.apply(self.rules, kept)
         bouncer = self._debounce.setdefault("power", Debouncer(self.rules.debounce_ms))
         bouncer.level = bouncer.raw = switch_on
         if switch_on and saved is not None and saved["power"]:
@@ -180,7 +196,21 @@ class Unit:
             "hour_elapsed_ms": self.hour_elapsed(),
             "paused": self.paused,
             "history": list(self.history),
+            "settings": settings.read(self.rules),
+            "config": settings.read(self._config_rules),
         }
+
+    def settings(self) -> dict[str, str]:
+        return settings.read(self.rules)
+
+    def set_setting(self, name: str, choice: str, t: int) -> None:
+        """Change one setting (the console's SET); raises KeyError/ValueError if unknown."""
+        setting = settings.BY_NAME[name]
+        if choice not in setting.choices:
+            raise ValueError(choice)
+        self.advance(t)
+        self._set_rules(setting.put(self.rules, choice))
+        self._sync_outputs()
 
     def press(self, button: Button, t: int) -> None:
         """A clean (already debounced) button going down, as from the console."""
@@ -216,6 +246,8 @@ class Unit:
             return Blank()
         if self.mode is Mode.HOUR_END:
             return HourEndScreen(self.session_hours)
+        if self.mode is Mode.SETTINGS:
+            return self._menu_screen()
         if self.mode is Mode.AUCTION and self._auction is not None:
             a = self._auction
             countdown = None
@@ -236,6 +268,14 @@ class Unit:
             seconds = self.hour_elapsed() // 1000
             clock = f"{seconds // 60:02d}:{seconds % 60:02d}"
         return HourScreen(self.hour, clock, self.paused, resumed=now < self._resumed_until)
+
+    def _menu_screen(self) -> MenuScreen:
+        lang, item = self.rules.language, MENU[self._menu]
+        if item in settings.BY_NAME:
+            setting = settings.BY_NAME[item]
+            return MenuScreen(self._menu, len(MENU), item, setting.title[lang],
+                              setting.label(setting.get(self.rules), lang))  # fmt: skip
+        return MenuScreen(self._menu, len(MENU), item, "", "", tuple(self.history))
 
     def _auction_frame(self, a: _Auction) -> int:
         return (self.now - a.start) // AUCTION_FRAME_MS
@@ -272,6 +312,7 @@ class Unit:
             "led": self.led_level,
             "tone_hz": self.tone_hz,
             "permit": self.permit,
+            "volume": self.rules.volume,
             "screen": self.screen.lines(self.rules.language),
         }
 
@@ -287,6 +328,8 @@ class Unit:
             self.led_level = level
             self._emit("led", level=level)
         hz, tone_ms = self.buzzer.state(now)
+        if self.rules.volume == "off":
+            hz = None  # silent; every light signal stays
         if hz != self.tone_hz:
             self.tone_hz = hz
             self._emit("tone", hz=hz)
@@ -337,6 +380,9 @@ class Unit:
 
     def _tap(self, button: Button | None) -> None:
         mode = self.mode
+        if mode is Mode.SETTINGS:
+            self._menu_tap(button)
+            return
         if button is Button.AUCTION:
             if mode is Mode.AUCTION:
                 self._end_auction(stopped=True)
@@ -348,6 +394,12 @@ class Unit:
             self._start_draw()
 
     def _long(self, button: Button | None) -> None:
+        if self.mode is Mode.SETTINGS:
+            self._close_menu()
+            return
+        if button is Button.BUILD and self.mode is Mode.IDLE:
+            self._open_menu()
+            return
         if button is Button.AUCTION:
             if self.mode is Mode.AUCTION:
                 self._end_auction(stopped=True, cancelled=True)
@@ -355,6 +407,46 @@ class Unit:
                 self._new_hour()
         elif button is Button.BUILD and self.mode is Mode.PERMIT and self.permit is not None:
             self._to_idle()
+
+    # ----- the settings menu -----------------------------------------------------
+
+    def _open_menu(self) -> None:
+        self.mode = Mode.SETTINGS
+        self._menu = 0
+        self._sold = None
+        self._play(sounds.MENU_OPEN)
+        self._deadlines.set("menu", self.now + MENU_IDLE_MS, self._close_menu)
+
+    def _close_menu(self) -> None:
+        self._deadlines.cancel("menu")
+        if self.mode is Mode.SETTINGS:
+            self.mode = Mode.IDLE
+            self._play(sounds.MENU_CLOSE)
+
+    def _menu_tap(self, button: Button | None) -> None:
+        """BUILD moves to the next item; AUCTION changes it."""
+        self._deadlines.set("menu", self.now + MENU_IDLE_MS, self._close_menu)
+        item = MENU[self._menu]
+        if button is Button.BUILD:
+            self._menu = (self._menu + 1) % len(MENU)
+        elif item in settings.BY_NAME:
+            self._set_rules(settings.cycle(self.rules, item))
+            self._play(sounds.MENU_CHANGE)
+        elif item == "new_game":
+            self._close_menu()
+            self.hour = 0
+            self.session_hours = 0
+            self._emit("new_game")
+            self._new_hour()
+
+    def _set_rules(self, rules: Rules) -> None:
+        before = settings.read(self.rules)
+        self.rules = rules
+        for name, choice in settings.read(rules).items():
+            if before[name] != choice:
+                self._emit("setting", name=name, value=choice)
+        if self._running_since is not None:
+            self._schedule_hour()
 
     # ----- power -----------------------------------------------------------------
 
@@ -380,6 +472,7 @@ class Unit:
             "hour",
             "reminder",
             "shutdown",
+            "menu",
             "auction.final",
             "auction.end",
             "permit.reveal",

@@ -111,7 +111,7 @@ def test_the_screen_never_shows_the_time_left_of_a_random_auction() -> None:
             assert not any(ch.isdigit() for line in table.state()["screen"] for ch in line)
             assert set(table.state()) == {
                 "power", "mode", "hour", "hour_elapsed_ms", "paused",
-                "led", "tone_hz", "permit", "screen",
+                "led", "tone_hz", "permit", "volume", "screen",
             }  # fmt: skip
     assert len(screens) >= 2, "the auction screen moves"
 

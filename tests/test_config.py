@@ -53,7 +53,7 @@ def test_valid_values_are_taken() -> None:
 @pytest.mark.parametrize(
     ("text", "line"),
     [
-        ("[sound]\nvolume = 3", "unit.toml: sound: unknown section; expected one of"),
+        ("[speaker]\nvolume = 3", "unit.toml: speaker: unknown section; expected one of"),
         ("[game]\nlenght_hours = 2", "unit.toml: game.lenght_hours: unknown key; expected one of"),
         (
             "[game]\nlength_hours = '2'",

@@ -144,7 +144,15 @@ def test_presses_in_every_mode_do_no_harm(mode: str) -> None:
     for pin, hold in ((AUCTION, 80), (BUILD, 80), (AUCTION, 1_700), (BUILD, 1_700)):
         rig.press(pin, hold)
         state = rig.runtime.unit.state()
-        assert state["mode"] in ("off", "idle", "auction", "permit", "hour_end", "shutdown")
+        assert state["mode"] in (
+            "off",
+            "idle",
+            "auction",
+            "permit",
+            "hour_end",
+            "shutdown",
+            "settings",
+        )
         if state["mode"] == "off":
             assert state["led"] == 0.0 and state["tone_hz"] is None
     rig.runtime.close()

@@ -16,7 +16,7 @@ def test_switching_on_starts_hour_1_and_shows_it() -> None:
     assert [e.event for e in table.log if e.event not in ("led", "tone")] == ["power", "hour.start"]
     assert table.state() | {"screen": None} == {
         "power": "on", "mode": "idle", "hour": 1, "hour_elapsed_ms": 0, "paused": False,
-        "led": 0.0, "tone_hz": 2093, "permit": None, "screen": None,
+        "led": 0.0, "tone_hz": 2093, "permit": None, "volume": "high", "screen": None,
     }  # fmt: skip
     table.wait(75_000)
     assert table.state()["screen"] == ["HOUR 1", "01:15"]
@@ -55,7 +55,7 @@ def test_the_end_is_distinct_steady_and_repeats_a_reminder_until_switched_off() 
     table.switch(False)
     assert table.state() | {"screen": None} == {
         "power": "off", "mode": "off", "hour": 0, "hour_elapsed_ms": 0, "paused": False,
-        "led": 0.0, "tone_hz": None, "permit": None, "screen": None,
+        "led": 0.0, "tone_hz": None, "permit": None, "volume": "high", "screen": None,
     }  # fmt: skip
     assert table.state()["screen"] == []
 

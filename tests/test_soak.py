@@ -16,7 +16,7 @@ def check(rig: Rig, last: list[int]) -> None:
     unit = rig.runtime.unit
     state = unit.state()
     json.dumps(state)
-    assert state["mode"] in ("off", "idle", "auction", "permit", "hour_end", "shutdown")
+    assert state["mode"] in ("off", "idle", "auction", "permit", "hour_end", "shutdown", "settings")
     assert 0 <= state["hour_elapsed_ms"] <= HOUR_MS
     if state["mode"] == "off":
         assert rig.pin(LED).state == 0 and rig.pin(BUZZER).frequency is None

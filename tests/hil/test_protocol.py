@@ -99,7 +99,9 @@ def test_hold_is_a_long_press_and_never_a_tap(playing: Client) -> None:
     unit.ok("HOLD BUILD 2000")
     assert unit.state()["t_ms"] == before + 2000, "HOLD advances the virtual clock"
     unit.advance(2000)
-    assert unit.named("permit") == [] and unit.state()["mode"] == "idle"
+    assert unit.named("permit") == [] and unit.state()["mode"] == "settings", "the menu"
+    unit.ok("HOLD BUILD 2000")
+    assert unit.state()["mode"] == "idle", "and out of it"
     unit.ok("HOLD AUCTION 2000")
     assert unit.named("auction.start") == []
 
@@ -109,7 +111,8 @@ def test_hold_replies_once_released_and_later_commands_wait_their_turn(unit: Cli
     unit.send_bytes(b"HOLD BUILD 1600\nPING\nSTATE\n")
     assert unit.reply() == "OK"
     assert unit.reply() == "OK PONG"
-    assert json.loads(unit.reply()[3:])["mode"] == "idle", "a long press draws no permit"
+    assert json.loads(unit.reply()[3:])["mode"] == "settings", "a long press draws no permit"
+    unit.ok("HOLD BUILD 1600")
     unit.ok("HOLD BUILD 100")
     assert unit.state()["mode"] == "permit", "a short hold is a tap"
 
