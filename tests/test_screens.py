@@ -17,12 +17,21 @@ from cityunit.screens import (
     Blank,
     HourEndScreen,
     HourScreen,
+    MenuScreen,
     PermitScreen,
     ShutdownScreen,
     SoldScreen,
 )
+from cityunit.settings import BY_NAME
 
 GOLDEN = Path(__file__).with_name("golden")
+
+
+def menu(index: int, name: str, choice: str):
+    """A settings item as the unit shows it, in each language."""
+    setting = BY_NAME[name]
+    return lambda lang: MenuScreen(index, 8, name, setting.title[lang], setting.label(choice, lang))
+
 
 SCREENS = {
     "blank": Blank(),
@@ -44,6 +53,15 @@ SCREENS = {
     "hour-end": HourEndScreen(1),
     "hour-end-3h": HourEndScreen(3),
     "shutdown": ShutdownScreen(),
+    "menu-history": MenuScreen(6, 8, "history", permits=(3, 1, "station", 2, 2, 1, 3)),
+    "menu-history-empty": MenuScreen(6, 8, "history"),
+    "menu-new-game": MenuScreen(7, 8, "new_game"),
+    "menu-length": menu(0, "game_length", "2h"),
+    "menu-volume": menu(1, "volume", "off"),
+    "menu-auction": menu(2, "auction", "random"),
+    "menu-odds": menu(3, "odds", "classic"),
+    "menu-language": menu(4, "language", "fr"),
+    "menu-clock": menu(5, "show_clock", "off"),
 }
 
 
@@ -52,7 +70,8 @@ SCREENS = {
 def test_screen_matches_its_golden_image(
     name: str, lang: str, request: pytest.FixtureRequest
 ) -> None:
-    image = render(SCREENS[name], lang)
+    screen = SCREENS[name]
+    image = render(screen(lang) if callable(screen) else screen, lang)
     assert image.mode == "1" and image.size == SIZE
     path = GOLDEN / f"{name}.{lang}.png"
     if request.config.getoption("--update-goldens"):
@@ -65,7 +84,9 @@ def test_screen_matches_its_golden_image(
 
 
 def test_different_screens_look_different() -> None:
-    images = {name: render(s, "en").tobytes() for name, s in SCREENS.items()}
+    images = {
+        name: render(s("en") if callable(s) else s, "en").tobytes() for name, s in SCREENS.items()
+    }
     assert len(set(images.values())) == len(images)
 
 
@@ -73,4 +94,7 @@ def test_text_lines_are_translated() -> None:
     for screen in SCREENS.values():
         if isinstance(screen, Blank):
             continue
-        assert screen.lines("en") != screen.lines("fr"), screen
+        if callable(screen):
+            assert screen("en").lines("en") != screen("fr").lines("fr")
+        else:
+            assert screen.lines("en") != screen.lines("fr"), screen

@@ -1,0 +1,249 @@
+"""Settings made on the unit (two buttons and the OLED) or with SET: each changes what
+the players get, and each survives a restart."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from test_permit import chi_square
+
+from cityunit import settings
+from cityunit.clock import VirtualClock
+from cityunit.config import Config
+from cityunit.console import Session
+from cityunit.gestures import Button
+from cityunit.rules import HOUR_MS, ODDS_PRESETS, Rules
+from cityunit.sim.board import SimBoard
+from conftest import Table
+from test_runtime import BUZZER, Rig
+
+A, B = Button.AUCTION, Button.BUILD
+
+
+# ----- the menu, by the buttons ------------------------------------------------------------
+
+
+def test_a_long_build_press_opens_the_menu_and_the_buttons_work_it() -> None:
+    table = Table()
+    table.hold(B, 1_600)
+    assert table.state()["mode"] == "settings"
+    assert table.state()["screen"][:3] == ["SETTINGS 1/8", "GAME LENGTH", "1 hour"]
+    table.tap(A)  # change: 1 hour -> 2 hours
+    assert table.state()["screen"][2] == "2 hours"
+    assert table.unit.settings()["game_length"] == "2h"
+    assert table.events("setting")[-1].data == {"name": "game_length", "value": "2h"}
+    table.tap(B)  # next item
+    assert table.state()["screen"][:3] == ["SETTINGS 2/8", "VOLUME", "high"]
+    for _ in range(3):  # high -> off -> low -> medium
+        table.tap(A)
+    assert table.unit.settings()["volume"] == "medium"
+    table.hold(A, 1_600)  # a long press leaves
+    assert table.state()["mode"] == "idle"
+    assert table.events("permit") == [] and table.events("auction.start") == []
+
+
+def test_the_menu_walks_every_item_and_wraps() -> None:
+    table = Table()
+    table.hold(B, 1_600)
+    seen = []
+    for _ in range(9):
+        seen.append(table.state()["screen"][0])
+        table.tap(B)
+    assert seen == [f"SETTINGS {i}/8" for i in range(1, 9)] + ["SETTINGS 1/8"]
+
+
+def test_the_menu_closes_by_itself_and_never_opens_during_an_auction() -> None:
+    table = Table()
+    table.hold(B, 1_600).wait(29_000)
+    assert table.state()["mode"] == "settings"
+    table.wait(2_000)
+    assert table.state()["mode"] == "idle"
+    table.tap(A).hold(B, 1_600)
+    assert table.state()["mode"] == "auction", "not while an auction runs"
+
+
+def test_the_history_item_shows_the_last_permits() -> None:
+    table = Table()
+    for _ in range(4):
+        table.tap(B).wait(1_000)
+    table.hold(B, 1_600).wait(20_000)
+    table.hold(B, 1_600)
+    for _ in range(6):
+        table.tap(B)
+    values = [e.data["value"] for e in table.events("permit")][::-1]
+    screen = table.state()["screen"]
+    assert screen[1] == "LAST PERMITS"
+    assert screen[2] == " ".join("S" if v == "station" else str(v) for v in values)
+
+
+def test_a_new_game_from_the_menu_starts_hour_1() -> None:
+    table = Table()
+    table.wait(10 * 60_000).switch(False).switch(True)
+    assert table.state()["hour"] == 2
+    table.hold(B, 1_600)
+    for _ in range(7):
+        table.tap(B)
+    assert table.state()["screen"][1] == "NEW GAME"
+    table.tap(A)
+    assert table.state()["mode"] == "idle" and table.state()["hour"] == 1
+    assert table.state()["hour_elapsed_ms"] == 0 and table.events("new_game")
+
+
+# ----- each setting changes the game ------------------------------------------------------
+
+
+def with_setting(name: str, value: str, **rules) -> Table:
+    table = Table(Rules(**rules))
+    table.unit.set_setting(name, value, table.t)
+    return table
+
+
+def test_volume_off_silences_every_tone_but_keeps_every_light() -> None:
+    table = with_setting("volume", "off")
+    table.tap(A).until("auction.end")
+    table.tap(B).wait(2_000)
+    table.until("hour.end")
+    tones = [e for e in table.log if e.event == "tone" and e.t_ms > 0]
+    assert tones == [] and table.state()["tone_hz"] is None
+    assert len(table.events("led")) > 50
+
+
+@pytest.mark.parametrize(("choice", "length"), [("fixed50", 50_000), ("fixed30", 30_000)])
+def test_a_fixed_auction_lasts_exactly_that_and_shows_its_countdown(
+    choice: str, length: int
+) -> None:
+    table = with_setting("auction", choice)
+    for _ in range(5):
+        table.tap(A)
+        start = table.t
+        assert table.state()["screen"][-1] == str(length // 1000)
+        end = table.until("auction.end", limit_ms=60_000)
+        assert end.t_ms - start == length
+        table.wait(4_000)
+
+
+def test_untimed_games_signal_each_hour_and_never_end() -> None:
+    table = with_setting("game_length", "untimed")
+    table.wait(3 * HOUR_MS + 1_000)
+    assert [e.t_ms for e in table.events("hour.end")] == [HOUR_MS, 2 * HOUR_MS, 3 * HOUR_MS]
+    assert table.state()["mode"] == "idle" and table.events("hour.warning") == []
+
+
+def test_a_two_hour_game_ends_after_two_hours() -> None:
+    table = with_setting("game_length", "2h")
+    table.wait(2 * HOUR_MS + 1_000)
+    assert table.state()["mode"] == "hour_end" and table.state()["screen"][-1] == "2 h played"
+
+
+def test_the_odds_presets_change_the_draws() -> None:
+    table = with_setting("odds", "uniform", permit_show_s=1)
+    for _ in range(2_000):
+        table.tap(B).wait(900)
+    counts = Counter(e.data["value"] for e in table.events("permit"))
+    assert chi_square(counts, ODDS_PRESETS["uniform"]) < 16.27
+    assert chi_square(counts, ODDS_PRESETS["classic"]) > 16.27
+
+
+def test_language_and_clock_change_the_screen() -> None:
+    table = with_setting("language", "fr")
+    table.wait(61_000)
+    assert table.state()["screen"] == ["HEURE 1", "01:01"]
+    table.unit.set_setting("show_clock", "off", table.t)
+    assert table.state()["screen"] == ["HEURE 1"]
+
+
+def test_the_volume_sets_the_buzzer_loudness_on_the_pin() -> None:
+    rig = Rig(switch_on=True)
+    assert rig.pin(BUZZER).state == pytest.approx(0.5), "high: a square wave"
+    rig.runtime.unit.set_setting("volume", "low", rig.clock.now_ms())
+    rig.at(10)
+    assert rig.pin(BUZZER).state == pytest.approx(0.03)
+    rig.runtime.close()
+
+
+# ----- the console -------------------------------------------------------------------------
+
+
+def console() -> tuple[Session, list[str]]:
+    board = SimBoard(Config(), VirtualClock(), seed=1)
+    replies: list[str] = []
+    return Session(board.runtime, replies.append, simulator=True), replies
+
+
+def test_settings_answers_every_setting_by_name() -> None:
+    session, replies = console()
+    session.receive(b"SETTINGS")
+    assert replies[-1].startswith("OK ")
+    assert json.loads(replies[-1][3:]) == {
+        "game_length": "1h", "volume": "high", "auction": "random", "odds": "classic",
+        "language": "en", "show_clock": "on",
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("line", "reply"),
+    [
+        (b"SET volume off", "OK"),
+        (b"set VOLUME Low", "OK"),
+        (b"SET volume loud", "ERR bad-argument volume is one of: off, low, medium, high"),
+        (b"SET speed 3", "ERR bad-argument unknown setting speed; settings: game_length, volume"),
+        (b"SET volume", "ERR bad-argument usage: SET <name> <value>"),
+        (b"SET game_length untimed", "OK"),
+        (b"SET auction fixed50", "OK"),
+        (b"SET odds builder", "OK"),
+        (b"SET language fr", "OK"),
+        (b"SET show_clock off", "OK"),
+    ],
+)
+def test_set_changes_one_or_names_what_is_allowed(line: bytes, reply: str) -> None:
+    session, replies = console()
+    session.receive(line)
+    assert replies[-1].startswith(reply), replies[-1]
+
+
+def test_set_takes_effect_at_once() -> None:
+    session, replies = console()
+    for line in (b"SWITCH ON", b"SET language fr", b"SET show_clock off", b"STATE"):
+        session.receive(line)
+    assert json.loads(replies[-1][3:])["screen"] == ["HEURE 1"]
+
+
+# ----- kept across restarts ----------------------------------------------------------------
+
+
+def test_settings_survive_a_restart(tmp_path: Path) -> None:
+    rig = Rig(switch_on=True, state_dir=tmp_path)
+    for name, value in (("volume", "off"), ("auction", "fixed30"), ("language", "fr")):
+        rig.runtime.unit.set_setting(name, value, rig.clock.now_ms())
+    rig.at(100)
+    rig.runtime.close()
+    again = Rig(switch_on=True, state_dir=tmp_path)
+    got = again.runtime.unit.settings()
+    assert (got["volume"], got["auction"], got["language"]) == ("off", "fixed30", "fr")
+    again.runtime.close()
+
+
+def test_an_edit_of_the_config_file_since_wins_over_the_saved_setting(tmp_path: Path) -> None:
+    rig = Rig(switch_on=True, state_dir=tmp_path)
+    rig.runtime.unit.set_setting("volume", "low", rig.clock.now_ms())
+    rig.runtime.unit.set_setting("language", "fr", rig.clock.now_ms())
+    rig.at(100)
+    rig.runtime.close()
+    edited = Config(rules=Rules(volume="medium"))  # the maker edited sound.volume
+    again = Rig(edited, switch_on=True, state_dir=tmp_path)
+    got = again.runtime.unit.settings()
+    assert got["volume"] == "medium" and got["language"] == "fr"
+    again.runtime.close()
+
+
+def test_every_setting_and_choice_round_trips() -> None:
+    rules = Rules()
+    for setting in settings.SETTINGS:
+        for choice in setting.choices:
+            assert setting.get(setting.put(rules, choice)) == choice
+    values = {s.name: random.Random(1).choice(s.choices) for s in settings.SETTINGS}
+    assert settings.read(settings.apply(rules, values)) == values
