@@ -63,9 +63,17 @@ def _valid(data: dict[str, Any]) -> bool:
         value = data.get(key)
         return isinstance(value, int) and not isinstance(value, bool) and lo <= value <= hi
 
+    def names(key: str) -> bool:  # optional: {setting name: choice}, all strings
+        table = data.get(key, {})
+        return isinstance(table, dict) and all(
+            isinstance(k, str) and isinstance(v, str) for k, v in table.items()
+        )
+
     history = data.get("history")
     return (
-        isinstance(data.get("power"), bool)
+        names("settings")
+        and names("config")
+        and isinstance(data.get("power"), bool)
         and isinstance(data.get("paused"), bool)
         and whole("hour", 0, 1_000_000)
         and whole("session_hours", 0, 1_000_000)

@@ -48,6 +48,8 @@ def test_a_saved_state_reads_back(tmp_path: Path) -> None:
         json.dumps({**STATE, "version": 1, "hour_elapsed_ms": HOUR_MS + 1}).encode(),
         json.dumps({**STATE, "version": 1, "history": [4]}).encode(),
         json.dumps({**STATE, "version": 1, "paused": "no"}).encode(),
+        json.dumps({**STATE, "version": 1, "settings": ["volume", "off"]}).encode(),
+        json.dumps({**STATE, "version": 1, "settings": {"volume": 0}}).encode(),
     ],
 )
 def test_a_truncated_or_corrupt_file_is_logged_and_ignored(
