@@ -59,12 +59,6 @@ class Gestures:
         self._held: dict[Button, _Held] = {}
         self._chord = False
 
-    def is_down(self, button: Button) -> bool:
-        return button in self._held
-
-    def stuck(self) -> list[Button]:
-        return [b for b, h in self._held.items() if h.stuck]
-
     def down(self, button: Button, t: int) -> None:
         if button in self._held:
             return

@@ -42,9 +42,6 @@ class Pattern(Generic[V]):
             elapsed -= ms
         raise AssertionError("unreachable")
 
-    def __add__(self, other: Pattern[V]) -> Pattern[V]:
-        return Pattern(self.steps + other.steps, self.repeat)
-
     def __mul__(self, times: int) -> Pattern[V]:
         return Pattern(self.steps * times, self.repeat)
 
@@ -77,9 +74,6 @@ class Track(Generic[V]):
         pattern, t0 = self._base
         now = pattern.at(t - t0)
         return self.rest if now is None else now[0]
-
-    def value(self, t: int) -> V:
-        return self.state(t)[0]
 
     def state(self, t: int) -> tuple[V, int | None]:
         """The value at `t` and how many ms it holds (None: until the pattern is replaced)."""

@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import errno
+import os
 import random
+import subprocess
+import sys
+import threading
+from pathlib import Path
 
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 
@@ -44,3 +49,40 @@ class FlakyBus:
 
 def mock_factory() -> MockFactory:
     return MockFactory(pin_class=MockPWMPin)
+
+
+class Unit(subprocess.Popen):
+    """`cityunit run` on mock pins; its log is read as it comes (a full pipe would stall it)."""
+
+    def __init__(self, config: Path, **env: str) -> None:
+        super().__init__(
+            [sys.executable, "-m", "cityunit", "run", "--config", str(config)],
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "GPIOZERO_PIN_FACTORY": "mock", **env},
+        )
+        self.log: list[str] = []
+        running = threading.Event()
+
+        def read() -> None:
+            assert self.stderr is not None
+            for line in self.stderr:
+                self.log.append(line)
+                if "running" in line:
+                    running.set()
+            running.set()
+
+        self._reader = threading.Thread(target=read, daemon=True)
+        self._reader.start()
+        running.wait(60)
+        assert self.poll() is None, f"cityunit run ended early: {''.join(self.log)}"
+
+    def finish(self, timeout: float = 10) -> int:
+        """Wait for the exit, and for its last log lines."""
+        code = self.wait(timeout)
+        self._reader.join(timeout)
+        return code
+
+
+def run_unit(config: Path, **env: str) -> Unit:
+    return Unit(config, **env)

@@ -17,6 +17,7 @@ import pytest
 from cityunit import store
 from cityunit.gestures import Button
 from cityunit.rules import HOUR_MS
+from fakes import run_unit
 from test_runtime import POWER, Rig
 
 STATE = {
@@ -243,15 +244,7 @@ def test_saves_come_every_few_seconds_and_on_each_change_of_mode(tmp_path: Path)
 def test_cityunit_run_keeps_the_game_in_its_state_directory(tmp_path: Path) -> None:
     config = tmp_path / "config.toml"
     config.write_text(f'[display]\ndriver = "none"\n[state]\ndir = "{tmp_path / "state"}"\n')
-    env = {**os.environ, "GPIOZERO_PIN_FACTORY": "mock"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "cityunit", "run", "--config", str(config)],
-        stderr=subprocess.PIPE, text=True, env=env,
-    )  # fmt: skip
-    assert proc.stderr is not None
-    for line in proc.stderr:
-        if "running" in line:
-            break
+    proc = run_unit(config)
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=10) == 0
     saved = store.load(tmp_path / "state" / store.FILENAME)

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import os
 import random
 import signal
-import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -18,7 +15,7 @@ from cityunit.config import Config, Parts, System
 from cityunit.display import Display, luma_device
 from cityunit.parts import Parts as GpioParts
 from cityunit.runtime import Runtime
-from fakes import FlakyBus, mock_factory
+from fakes import FlakyBus, mock_factory, run_unit
 
 AUCTION, BUILD, POWER, LED, BUZZER = 17, 27, 22, 13, 18
 
@@ -190,18 +187,8 @@ def test_the_shutdown_gesture_runs_the_configured_command(tmp_path: Path) -> Non
 def test_cityunit_run_on_mock_pins_answers_sigterm_and_exits_0(tmp_path: Path) -> None:
     config = tmp_path / "config.toml"
     config.write_text('[display]\ndriver = "none"\n')
-    env = {**os.environ, "GPIOZERO_PIN_FACTORY": "mock"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "cityunit", "run", "--config", str(config)],
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    assert proc.stderr is not None
-    for line in proc.stderr:
-        if "running" in line:
-            break
+    proc = run_unit(config)
     proc.send_signal(signal.SIGTERM)
-    assert proc.wait(timeout=10) == 0
-    rest = proc.stderr.read()
-    assert "Traceback" not in rest and "stopped" in rest
+    assert proc.finish() == 0
+    log = "".join(proc.log)
+    assert "Traceback" not in log and "stopped: LED off, buzzer silent, screen blank" in log

@@ -14,6 +14,8 @@ import threading
 import tty
 from pathlib import Path
 
+from fakes import run_unit
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -43,18 +45,8 @@ def test_the_hil_suite_passes_against_cityunit_run_over_a_serial_port(tmp_path: 
     unit_end, tester_end = cable()
     config = tmp_path / "config.toml"
     config.write_text(f'[display]\ndriver = "none"\n[console]\nport = "{unit_end}"\n')
-    env = {**os.environ, "GPIOZERO_PIN_FACTORY": "mock"}
-    unit = subprocess.Popen(
-        [sys.executable, "-m", "cityunit", "run", "--config", str(config)],
-        env=env,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    unit = run_unit(config)
     try:
-        assert unit.stderr is not None
-        for line in unit.stderr:
-            if "running" in line:
-                break
         suite = subprocess.run(
             [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/hil",
              "--target", f"serial://{tester_end}"],
