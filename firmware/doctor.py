@@ -84,10 +84,12 @@ class Doctor:
         return active == "active"
 
     def check_gpio(self, config: Config, service_active: bool) -> None:
-        chip = self.dev / "gpiochip0"
-        if not chip.exists():
-            self.say(FAIL, "GPIO", f"{chip} is missing: is this a Raspberry Pi?")
+        # gpiochip0 on most Pis; a Pi 5 on an older kernel has its header on gpiochip4.
+        chips = sorted(self.dev.glob("gpiochip*"))
+        if not chips:
+            self.say(FAIL, "GPIO", f"no {self.dev}/gpiochip*: is this a Raspberry Pi?")
             return
+        chip = chips[0]
         if not os.access(chip, os.R_OK | os.W_OK):
             self.say(
                 FAIL,

@@ -99,7 +99,14 @@ def test_no_access_to_the_bus(tmp_path: Path) -> None:
 
 def test_not_a_pi(tmp_path: Path) -> None:
     d = doctor(tmp_path, machine(tmp_path, gpio=False))
-    assert d.run() == 1 and "gpiochip0 is missing" in report(d)
+    assert d.run() == 1 and "gpiochip*: is this a Raspberry Pi?" in report(d)
+
+
+def test_a_pi_5_whose_header_is_gpiochip4(tmp_path: Path) -> None:
+    dev = machine(tmp_path, gpio=False)
+    (dev / "gpiochip4").touch()
+    d = doctor(tmp_path, dev)
+    assert d.run() == 0 and "gpiochip4 is accessible" in report(d)
 
 
 def test_pins_held_by_another_program(tmp_path: Path) -> None:
