@@ -18,6 +18,7 @@ from cityunit import settings, sounds
 from cityunit.deadlines import Deadlines
 from cityunit.debounce import Debouncer
 from cityunit.gestures import Button, Gesture, Gestures
+from cityunit.hour import HourClock
 from cityunit.patterns import Pattern, Track
 from cityunit.permit import draw
 from cityunit.rules import HOUR_MS, Permit, Rules, warning_times
@@ -99,8 +100,7 @@ class Unit:
         self.hour = 0  # the hour of play; counts on across OFF/ON
         self.session_hours = 0  # hours since the switch went ON
         self.paused = False
-        self._banked = 0  # ms of the hour played before `_running_since`
-        self._running_since: int | None = None
+        self.clock = HourClock()
         self._auction: _Auction | None = None
         self._game_over_pending = False
         self.permit: Permit | None = None  # the permit on show
@@ -234,8 +234,7 @@ class Unit:
     def hour_elapsed(self) -> int:
         if not self.power:
             return 0
-        running = 0 if self._running_since is None else self.now - self._running_since
-        return min(HOUR_MS, self._banked + running)
+        return self.clock.elapsed(self.now)
 
     @property
     def screen(self) -> Screen:
@@ -297,7 +296,7 @@ class Unit:
                 at = self._sold[1]
             elif now < self._resumed_until:
                 at = self._resumed_until
-            elif self.rules.show_clock and self._running_since is not None:
+            elif self.rules.show_clock and self.clock.running:
                 at = now + 1000 - self.hour_elapsed() % 1000
         return at
 
@@ -445,7 +444,7 @@ class Unit:
         for name, choice in settings.read(rules).items():
             if before[name] != choice:
                 self._emit("setting", name=name, value=choice)
-        if self._running_since is not None:
+        if self.clock.running:
             self._schedule_hour()
 
     # ----- power -----------------------------------------------------------------
@@ -483,8 +482,7 @@ class Unit:
         self.permit = self._drawn = None
         self._sold = None
         self.paused = False
-        self._running_since = None
-        self._banked = 0
+        self.clock.reset()
 
     def _shutdown(self) -> None:
         """Both buttons held while OFF: light and sound confirm, then the Pi may halt."""
@@ -504,15 +502,16 @@ class Unit:
         self.power = True
         self._emit("power", on=True)
         self.session_hours = max(1, saved["session_hours"])
-        self._banked = saved["hour_elapsed_ms"]
         self.paused = saved["paused"]
-        self._running_since = None if self.paused else self.now
+        self.clock.start(self.now, banked=saved["hour_elapsed_ms"])
+        if self.paused:
+            self.clock.stop(self.now)
         self.mode = Mode.IDLE
-        self._emit("resume", hour=self.hour, hour_elapsed_ms=self._banked)
+        self._emit("resume", hour=self.hour, hour_elapsed_ms=self.clock.banked)
         self._resumed_until = self.now + RESUMED_SHOW_MS
         self._play(sounds.POWER_ON)
-        if self._banked >= HOUR_MS and self._last_hour():
-            self._running_since = None
+        if self.clock.banked >= HOUR_MS and self._last_hour():
+            self.clock.stop(self.now)
             self._game_over()
         else:
             self._light(self._mode_light())
@@ -524,7 +523,7 @@ class Unit:
         self._reset_play()
         self.hour += 1
         self.session_hours += 1
-        self._running_since = self.now
+        self.clock.start(self.now)
         self.mode = Mode.IDLE
         self._light(self._mode_light())
         self._emit("hour.start", hour=self.hour)
@@ -536,7 +535,7 @@ class Unit:
     def _schedule_hour(self) -> None:
         """One deadline: the next warning beep or the end of the hour."""
         self._deadlines.cancel("hour")
-        if self._running_since is None:
+        if not self.clock.running:
             return
         elapsed = self.hour_elapsed()
         target = HOUR_MS
@@ -545,7 +544,8 @@ class Unit:
                 if HOUR_MS - left > elapsed:
                     target = HOUR_MS - left
                     break
-        at = self._running_since + target - self._banked
+        at = self.clock.when(target)
+        assert at is not None
         self._deadlines.set("hour", at, self._on_hour)
 
     def _on_hour(self) -> None:
@@ -560,11 +560,11 @@ class Unit:
             self._play(sounds.HOUR_SIGNAL)
             self.hour += 1
             self.session_hours += 1
-            self._banked, self._running_since = 0, self.now
+            self.clock.start(self.now)
             self._emit("hour.start", hour=self.hour)
             self._schedule_hour()
             return
-        self._banked, self._running_since = HOUR_MS, None
+        self.clock.stop(self.now)
         if self.mode is Mode.AUCTION:
             self._game_over_pending = True  # the auction running now finishes first
         else:
@@ -586,11 +586,10 @@ class Unit:
     def _toggle_pause(self) -> None:
         if self.paused:
             self.paused = False
-            self._running_since = self.now
+            self.clock.start(self.now, banked=self.clock.banked)
             self._play(sounds.RESUME)
         else:
-            self._banked = self.hour_elapsed()
-            self._running_since = None
+            self.clock.stop(self.now)
             self.paused = True
             self._play(sounds.PAUSE)
         self._emit("pause", paused=self.paused)
