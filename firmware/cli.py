@@ -69,7 +69,6 @@ def _run(args: argparse.Namespace) -> int:
         heartbeat=heartbeat,
         status=notifier.status,
     )
-    stop_on_signals(runtime)
     served = None
     if config.system.console_port:
         from cityunit.link import Served, open_serial
@@ -81,6 +80,7 @@ def _run(args: argparse.Namespace) -> int:
         else:
             served = Served(runtime, link, simulator=False)
             log.info("console on %s", config.system.console_port)
+    stop_on_signals(runtime)
     log.info("cityunit %s running (%s)", __version__, config.source)
     runtime.run(ready=notifier.ready)
     notifier.stopping()
@@ -146,7 +146,6 @@ def _headless(board, console: str) -> int:
     from cityunit.runtime import stop_on_signals
 
     runtime = board.runtime
-    stop_on_signals(runtime)
     served = None
     if console == "stdio":
         served = Served(runtime, FdLink(0, 1), simulator=True, on_end=runtime.stop)
@@ -158,6 +157,7 @@ def _headless(board, console: str) -> int:
         link = PtyLink()
         served = Served(runtime, link, simulator=True)
         print(link.path, flush=True)
+    stop_on_signals(runtime)
     runtime.run(ready=Notifier().ready)  # under systemd or a bench: the first frame is up
     if served is not None:
         served.flush()

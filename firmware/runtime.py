@@ -1,17 +1,20 @@
 """The loop: one thread owns the core, the outputs and the display.
 
-GPIO callbacks, the console and signal handlers only put work in the inbox (a
-SimpleQueue, whose put is safe even from a signal handler). The loop sleeps until the
-next deadline or the next piece of work, never polling: an idle unit costs nothing.
+GPIO callbacks, the console and signal handlers only put work in the inbox. The loop
+sleeps until the next deadline or the next piece of work, never polling: an idle unit
+costs nothing.
 """
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import itertools
 import logging
+import os
 import queue
 import random
+import select
 import signal
 import subprocess
 import threading
@@ -30,6 +33,46 @@ from cityunit.screens import Screen
 from cityunit.unit import Event, Mode, Unit
 
 log = logging.getLogger(__name__)
+
+
+class Inbox:
+    """Work for the loop thread, and the one thing the loop sleeps on.
+
+    A SimpleQueue (whose put is safe even from a signal handler) plus a pipe that wakes
+    the loop's select. Signals write to the same pipe (signal.set_wakeup_fd): a SIGTERM
+    landing just before the loop goes to sleep still wakes it, which a plain blocking
+    queue.get cannot promise.
+    """
+
+    def __init__(self) -> None:
+        self._items: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._read, self.wake_fd = os.pipe()
+        for fd in (self._read, self.wake_fd):
+            os.set_blocking(fd, False)
+
+    def put(self, item: Any) -> None:
+        self._items.put(item)
+        with contextlib.suppress(BlockingIOError):  # a full pipe is awake already
+            os.write(self.wake_fd, b"\0")
+
+    def get_nowait(self) -> Any:
+        return self._items.get_nowait()
+
+    def get(self, timeout: float | None) -> Any:
+        """The next item, waiting up to `timeout` s (None: for ever); queue.Empty if none."""
+        with contextlib.suppress(queue.Empty):
+            return self._items.get_nowait()
+        select.select([self._read], [], [], timeout)
+        with contextlib.suppress(BlockingIOError):
+            while os.read(self._read, 512):
+                pass
+        return self._items.get_nowait()
+
+    def close(self) -> None:
+        for fd in (self._read, self.wake_fd):
+            with contextlib.suppress(OSError):  # closed already
+                os.close(fd)
+
 
 Listener = Callable[[Event], None]
 SAVE_EVERY_MS = 5_000
@@ -50,7 +93,8 @@ class Runtime:
     ) -> None:
         self.config = config
         self.clock = clock
-        self.inbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self.inbox = Inbox()
+        self.signals_wake = False  # signals write to the inbox's pipe (stop_on_signals)
         self.unit = Unit(config.rules, rng, now=clock.now_ms())
         self.listeners: list[Listener] = [_log_event]
         self.after_step: list[Callable[[], None]] = []  # e.g. a console sending its batch
@@ -217,6 +261,8 @@ class Runtime:
         if self.display is not None:
             self.display.blank()
         self.parts.close()
+        if not self.signals_wake:  # else the signal module still writes there: keep it
+            self.inbox.close()
         if self.saver is not None:
             self.saver.save(self.unit.snapshot())
             self.saver.close()
@@ -229,12 +275,18 @@ def _log_event(event: Event) -> None:
         log.log(level, "%s %s", event.event, event.data or "")
 
 
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
 def stop_on_signals(runtime: Runtime) -> None:
     """SIGTERM and SIGINT stop the loop cleanly: screen blank, LED off, buzzer silent.
 
-    (Python skips atexit on SIGTERM unless a handler is installed.)
+    (Python skips atexit on SIGTERM unless a handler is installed.) The signal also
+    writes to the inbox's pipe, so the loop wakes whichever thread the kernel chose.
     """
     if threading.current_thread() is not threading.main_thread():
         return
-    for sig in (signal.SIGTERM, signal.SIGINT):
+    for sig in STOP_SIGNALS:
         signal.signal(sig, lambda signum, frame: runtime.stop())
+    signal.set_wakeup_fd(runtime.inbox.wake_fd, warn_on_full_buffer=False)
+    runtime.signals_wake = True

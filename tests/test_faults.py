@@ -173,6 +173,7 @@ def test_sigterm_in_every_mode_leaves_the_outputs_off(mode: str) -> None:
         loop.join(10)
     finally:
         signal.signal(signal.SIGTERM, previous)
+        signal.set_wakeup_fd(-1)
     assert not loop.is_alive()
     assert rig.pin(LED).state == 0 and rig.pin(BUZZER).frequency is None
     assert rig.bus.commands[-1] == [0xAE], "the screen is off"
