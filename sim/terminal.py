@@ -43,6 +43,20 @@ def braille(image: Image.Image | None, width: int = 128, height: int = 64) -> li
     return rows
 
 
+# A terminal that cannot show UTF-8 (LANG=C) gets the same screen in ASCII: each braille
+# cell becomes a character as dense as its dots.
+ASCII = {ord(a): b for a, b in zip("┌┐└┘─│█░♪·×", "++++-|#.~-x", strict=True)}
+DENSITY = " ..::::##"
+
+
+def ascii_line(line: str) -> str:
+    out = []
+    for ch in line:
+        code = ord(ch) - 0x2800
+        out.append(DENSITY[bin(code).count("1")] if 0 <= code <= 0xFF else ch)
+    return "".join(out).translate(ASCII).encode("ascii", "replace").decode()
+
+
 def led_bar(level: float, width: int = 10) -> str:
     lit = round(level * width)
     return "█" * lit + "░" * (width - lit)
@@ -130,6 +144,8 @@ class Terminal:
             root.handlers = saved
 
     def _main(self, screen: curses.window) -> int:
+        # What curses can draw is the C library's codeset (Python's own UTF-8 mode aside).
+        plain = locale.nl_langinfo(locale.CODESET).lower().replace("-", "") != "utf8"
         curses.curs_set(0)
         screen.timeout(50)
         runtime = self.board.runtime
@@ -142,7 +158,7 @@ class Terminal:
                 screen.erase()
                 height, width = screen.getmaxyx()
                 for y, line in enumerate(self.lines()[: height - 1]):
-                    screen.addstr(y, 0, line[: width - 1])
+                    screen.addstr(y, 0, (ascii_line(line) if plain else line)[: width - 1])
                 screen.refresh()
                 try:
                     ch = screen.get_wch()

@@ -101,3 +101,11 @@ def test_the_curses_ui_runs_in_a_pty_and_takes_keys() -> None:
     finally:
         proc.kill()
         os.close(master)
+
+
+def test_a_terminal_without_utf_8_gets_the_same_screen_in_ascii() -> None:
+    from cityunit.sim.terminal import ascii_line
+
+    assert ascii_line("│" + chr(0x28FF) + chr(0x2800) + chr(0x2801) + "│") == "|# .|"
+    assert ascii_line(" LED ███░░ ♪ 2093 Hz · x2") == " LED ###.. ~ 2093 Hz - x2"
+    assert ascii_line("┌─ é") == "+- ?"
