@@ -122,7 +122,7 @@ def render(screen: Screen, lang: str) -> Image.Image:
                 if value == "station":
                     station_icon(draw, WIDTH // 2, 35)
                 else:
-                    _text(draw, 15, str(value), 38)
+                    _text(draw, 17, str(value), 38)
             if not drawing:
                 _text(draw, 53, lines[2], 10)
         case HourEndScreen():
