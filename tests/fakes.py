@@ -78,8 +78,13 @@ class Unit(subprocess.Popen):
         assert self.poll() is None, f"cityunit run ended early: {''.join(self.log)}"
 
     def finish(self, timeout: float = 10) -> int:
-        """Wait for the exit, and for its last log lines."""
-        code = self.wait(timeout)
+        """Wait for the exit and its last log lines; a unit that does not stop is killed."""
+        try:
+            code = self.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            self.wait()
+            raise
         self._reader.join(timeout)
         return code
 

@@ -246,6 +246,6 @@ def test_cityunit_run_keeps_the_game_in_its_state_directory(tmp_path: Path) -> N
     config.write_text(f'[display]\ndriver = "none"\n[state]\ndir = "{tmp_path / "state"}"\n')
     proc = run_unit(config)
     proc.send_signal(signal.SIGTERM)
-    assert proc.wait(timeout=10) == 0
+    assert proc.finish() == 0
     saved = store.load(tmp_path / "state" / store.FILENAME)
     assert saved is not None and saved["power"] is False  # mock pins: the switch reads OFF

@@ -57,4 +57,4 @@ def test_the_hil_suite_passes_against_cityunit_run_over_a_serial_port(tmp_path: 
         assert " passed" in summary and " skipped" in summary, summary
     finally:
         unit.terminate()
-        assert unit.wait(timeout=10) == 0
+        assert unit.finish() == 0
