@@ -102,7 +102,7 @@ class Runtime:
         self._led: float | None = None
         self._tone: int | bool | None = False  # False: never set
         self._volume = ""
-        self._screen: Screen | None = None
+        self._screen: tuple[Screen, str] | None = None
         self.shutdown_process: subprocess.Popen[bytes] | None = None
         self._later: list[tuple[int, int, Callable[[], None]]] = []
         self._later_seq = itertools.count()
@@ -214,10 +214,10 @@ class Runtime:
             self.parts.set_tone(unit.tone_hz)
         if self.display is not None:
             self.display.poll(now)
-            screen = unit.screen
+            screen = (unit.screen, unit.rules.language)
             if screen != self._screen:
                 self._screen = screen
-                self.display.show(render(screen, unit.rules.language), now)
+                self.display.show(render(*screen), now)
         for event in unit.drain():
             for listener in self.listeners:
                 listener(event)
@@ -239,7 +239,8 @@ class Runtime:
         if self.saver is None:
             return
         unit = self.unit
-        key = (unit.power, unit.mode, unit.paused, unit.hour, unit.session_hours, len(unit.history))
+        key = (unit.power, unit.mode, unit.paused, unit.hour, unit.session_hours,
+               len(unit.history), unit.rules)  # fmt: skip
         if key != self._saved_key or (self._save_due is not None and now >= self._save_due):
             self._saved_key = key
             self.saver.save(unit.snapshot())

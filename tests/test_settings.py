@@ -247,3 +247,29 @@ def test_every_setting_and_choice_round_trips() -> None:
             assert setting.get(setting.put(rules, choice)) == choice
     values = {s.name: random.Random(1).choice(s.choices) for s in settings.SETTINGS}
     assert settings.read(settings.apply(rules, values)) == values
+
+
+def test_a_new_language_redraws_a_screen_that_would_not_change_by_itself() -> None:
+    rig = Rig(Config(rules=Rules(show_clock=False)), switch_on=True)
+    rig.at(1_000)
+    sent = rig.runtime.display.frames_sent
+    rig.runtime.unit.set_setting("language", "fr", rig.clock.now_ms())
+    rig.at(1_010)
+    assert rig.runtime.display.frames_sent == sent + 1
+    rig.runtime.close()
+
+
+def test_a_setting_changed_while_paused_is_saved_at_once(tmp_path: Path) -> None:
+    from cityunit import store
+
+    rig = Rig(switch_on=True, state_dir=tmp_path)
+    unit = rig.runtime.unit
+    unit.press(A, 100)
+    unit.press(B, 100)
+    rig.at(2_000)
+    assert unit.paused
+    unit.set_setting("volume", "off", rig.clock.now_ms())
+    rig.at(2_010)
+    rig.runtime.saver.flush()
+    assert store.load(tmp_path / store.FILENAME)["settings"]["volume"] == "off"
+    rig.runtime.close()
