@@ -124,7 +124,7 @@ class Installer:
         print(f"  linked {COMMAND}")
 
     def config(self) -> None:
-        default = (SOURCE / "firmware" / "default-config.toml").read_text()
+        default = (SOURCE / "firmware" / "cityunit" / "default-config.toml").read_text()
         default = default.replace(
             "shutdown_command = []    #", 'shutdown_command = ["systemctl", "poweroff"]  #'
         )

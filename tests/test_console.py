@@ -13,7 +13,7 @@ from cityunit.client import describe
 from cityunit.clock import VirtualClock
 from cityunit.config import Config
 from cityunit.console import MAX_LINE, LineReader, Session, TooLong
-from cityunit.sim.board import SimBoard
+from cityunit_sim.board import SimBoard
 
 
 def test_line_reader_splits_joins_and_drops_long_lines() -> None:

@@ -17,7 +17,7 @@ from cityunit.config import Config
 from cityunit.console import Session
 from cityunit.gestures import Button
 from cityunit.rules import HOUR_MS, ODDS_PRESETS, Rules
-from cityunit.sim.board import SimBoard
+from cityunit_sim.board import SimBoard
 from conftest import Table
 from test_runtime import BUZZER, Rig
 

@@ -16,8 +16,8 @@ from cityunit.clock import VirtualClock
 from cityunit.config import Config
 from cityunit.render import render
 from cityunit.screens import HourScreen
-from cityunit.sim.board import SimBoard
-from cityunit.sim.terminal import Terminal, braille
+from cityunit_sim.board import SimBoard
+from cityunit_sim.terminal import Terminal, braille
 
 
 def test_braille_keeps_every_pixel() -> None:
@@ -104,7 +104,7 @@ def test_the_curses_ui_runs_in_a_pty_and_takes_keys() -> None:
 
 
 def test_a_terminal_without_utf_8_gets_the_same_screen_in_ascii() -> None:
-    from cityunit.sim.terminal import ascii_line
+    from cityunit_sim.terminal import ascii_line
 
     assert ascii_line("│" + chr(0x28FF) + chr(0x2800) + chr(0x2801) + "│") == "|# .|"
     assert ascii_line(" LED ███░░ ♪ 2093 Hz · x2") == " LED ###.. ~ 2093 Hz - x2"

@@ -13,11 +13,11 @@ from PIL import Image
 from cityunit.clock import VirtualClock
 from cityunit.config import Config
 from cityunit.render import HEIGHT, WIDTH
-from cityunit.sim.board import SimBoard
-from cityunit.sim.sound import Speaker
-from cityunit.sim.view import BUTTONS, CENTER, RADIUS, SCALE, SWITCH, UnitView
-from cityunit.sim.window import Window, run_demo
 from cityunit.unit import Event
+from cityunit_sim.board import SimBoard
+from cityunit_sim.sound import Speaker
+from cityunit_sim.view import BUTTONS, CENTER, RADIUS, SCALE, SWITCH, UnitView
+from cityunit_sim.window import Window, run_demo
 
 assert os.environ["SDL_VIDEODRIVER"] == "dummy"  # set by tests/conftest.py
 

@@ -19,9 +19,9 @@ from PIL import Image
 
 from cityunit.clock import VirtualClock
 from cityunit.runtime import stop_on_signals
-from cityunit.sim.board import SimBoard
-from cityunit.sim.sound import Speaker
-from cityunit.sim.view import SIZE, UnitView
+from cityunit_sim.board import SimBoard
+from cityunit_sim.sound import Speaker
+from cityunit_sim.view import SIZE, UnitView
 
 log = logging.getLogger(__name__)
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import pygame
 
 from cityunit.render import FONTS, HEIGHT, WIDTH
-from cityunit.sim.board import SimBoard, event_line
 from cityunit.unit import Event
+from cityunit_sim.board import SimBoard, event_line
 
 SIZE = (640, 800)
 CENTER = (320, 330)

@@ -18,8 +18,8 @@ from collections import deque
 from PIL import Image
 
 from cityunit.runtime import stop_on_signals
-from cityunit.sim.board import SimBoard, event_line
 from cityunit.unit import Event
+from cityunit_sim.board import SimBoard, event_line
 
 TAP_MS, LONG_MS, PAUSE_MS, SHUTDOWN_MS = 100, 2_000, 2_000, 6_000
 KEYS = "a/b tap · A/B long press · p pause · space switch · X shutdown (OFF) · q quit"

@@ -91,7 +91,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def _sim_mode(args: argparse.Namespace) -> str:
     """headless, terminal or window: what was asked for, else what this machine can show."""
-    from cityunit.sim import has_display
+    from cityunit_sim import has_display
 
     if args.headless:
         return "headless"
@@ -108,7 +108,7 @@ def _sim(args: argparse.Namespace) -> int:
     import os
 
     from cityunit.clock import MonotonicClock, VirtualClock
-    from cityunit.sim.board import SimBoard
+    from cityunit_sim.board import SimBoard
 
     config = _config(args.config, system_default=False)
     if config is None:
@@ -129,12 +129,12 @@ def _sim(args: argparse.Namespace) -> int:
     log.info("cityunit %s simulator (%s): %s clock, seed %d", __version__, mode,
              "virtual" if virtual else "real", seed)  # fmt: skip
     if mode == "window":
-        from cityunit.sim.window import Window, run_demo
+        from cityunit_sim.window import Window, run_demo
 
         window = Window(board, args.speed, args.record)
         return run_demo(window) if args.demo else window.run()
     if mode == "terminal":
-        from cityunit.sim.terminal import Terminal
+        from cityunit_sim.terminal import Terminal
 
         return Terminal(board, args.speed).run()
     return _headless(board, args.console)
