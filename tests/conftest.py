@@ -11,9 +11,10 @@ import pytest
 os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
 os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
 
+from cityunit.events import Event
 from cityunit.gestures import Button
 from cityunit.rules import Rules
-from cityunit.unit import Event, Unit
+from cityunit.unit import Unit
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -37,11 +38,14 @@ class Table:
         self.unit = Unit(rules or Rules(), random.Random(seed))
         self.t = 0
         self.log: list[Event] = []
+        self.shutdowns = 0  # confirmed safe-shutdown gestures
         if on:
             self.switch(True)
 
     def _collect(self) -> None:
-        self.log += self.unit.drain()
+        effects = self.unit.drain()
+        self.log += effects.events
+        self.shutdowns += effects.shutdown
 
     def wait(self, ms: int) -> Table:
         self.t += ms

@@ -47,8 +47,22 @@ class FlakyBus:
         pass
 
 
+class ContactPin(MockPWMPin):
+    """A mock pin that can be wired closed before the program starts: a switch left ON.
+
+    (gpiozero's mock pins follow their pull-up when a device opens them, which would
+    open the contact.)"""
+
+    closed = False
+
+    def _set_pull(self, value):
+        super()._set_pull(value)
+        if self.closed:
+            self.drive_low()
+
+
 def mock_factory() -> MockFactory:
-    return MockFactory(pin_class=MockPWMPin)
+    return MockFactory(pin_class=ContactPin)
 
 
 class Unit(subprocess.Popen):

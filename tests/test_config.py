@@ -11,6 +11,7 @@ import pytest
 
 from cityunit import config
 from cityunit.config import Config, ConfigError, load, parse
+from cityunit.permit import Permit
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -45,7 +46,7 @@ def test_valid_values_are_taken() -> None:
     )
     assert c.rules.language == "fr" and c.rules.game_hours == 2
     assert c.rules.auction_mode == "fixed" and c.rules.auction_fixed_s == 30
-    assert c.rules.odds == {1: 1, "station": 0, 2: 5}
+    assert c.rules.odds == {Permit.ONE: 1, Permit.STATION: 0, Permit.TWO: 5}
     assert c.parts.display == "sh1106" and c.parts.i2c_address == 0x3D
     assert c.pins.auction == 5 and c.system.shutdown_command == ["systemctl", "poweroff"]
 

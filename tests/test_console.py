@@ -29,13 +29,13 @@ def test_line_reader_splits_joins_and_drops_long_lines() -> None:
 @settings(max_examples=200, deadline=None)
 @given(chunks=st.lists(st.binary(max_size=400), max_size=8))
 def test_any_bytes_get_only_ok_or_err_replies(chunks: list[bytes]) -> None:
-    board = SimBoard(Config(), VirtualClock(), seed=1)
     replies: list[str] = []
-    session = Session(board.runtime, replies.append, simulator=True)
-    reader = LineReader()
-    for chunk in [*chunks, b"\nPING\n"]:
-        for line in reader.feed(chunk):
-            session.receive(line)
+    with SimBoard(Config(), VirtualClock(), seed=1) as board:
+        session = Session(board.runtime, replies.append, simulator=True)
+        reader = LineReader()
+        for chunk in [*chunks, b"\nPING\n"]:
+            for line in reader.feed(chunk):
+                session.receive(line)
     replies = [r for r in replies if not r.startswith("EVT ")]
     assert replies[-1] == "OK PONG"
     assert all(r == "OK" or r.startswith(("OK ", "ERR ")) for r in replies)
@@ -47,7 +47,6 @@ def test_any_bytes_get_only_ok_or_err_replies(chunks: list[bytes]) -> None:
                 "line-too-long",
                 "not-allowed",
             }
-    board.runtime.close()
 
 
 def test_describe_makes_events_readable() -> None:

@@ -5,15 +5,17 @@ from __future__ import annotations
 import pytest
 
 from cityunit.config import Parts
-from cityunit.display import Display, luma_device
-from cityunit.render import render
+from cityunit.display import Display
+from cityunit.oled import LumaPanel
 from cityunit.screens import HourScreen
 from fakes import FlakyBus
+
+EN = "en"
 
 
 def display_on(bus: FlakyBus, driver: str = "ssd1306") -> tuple[Display, list[str]]:
     faults: list[str] = []
-    return Display(luma_device(Parts(display=driver), bus=bus), faults.append), faults
+    return Display(LumaPanel(Parts(display=driver), bus=bus), faults.append), faults
 
 
 @pytest.mark.parametrize("driver", ["ssd1306", "sh1106"])
@@ -21,13 +23,12 @@ def test_a_frame_reaches_the_display_and_identical_frames_are_not_resent(driver:
     bus = FlakyBus()
     display, faults = display_on(bus, driver)
     display.poll(0)
-    image = render(HourScreen(1, "00:00"), "en")
-    display.show(image, 0)
+    display.show(HourScreen(1, "00:00"), EN, 0)
     sent = bus.data_bytes
     assert sent >= 1024 and display.frames_sent == 1
-    display.show(image.copy(), 10)
+    display.show(HourScreen(1, "00:00"), EN, 10)
     assert bus.data_bytes == sent and display.frames_sent == 1
-    display.show(render(HourScreen(1, "00:01"), "en"), 1_000)
+    display.show(HourScreen(1, "00:01"), EN, 1_000)
     assert display.frames_sent == 2 and faults == []
 
 
@@ -36,8 +37,8 @@ def test_command_errors_and_data_errors_both_drop_the_device_and_retry_each_seco
     display, faults = display_on(bus)
     display.poll(0)
     bus.unplugged = True
-    display.show(render(HourScreen(1, "00:02"), "en"), 2_000)  # fails in command()
-    assert display.device is None and display.retry_at == 3_000
+    display.show(HourScreen(1, "00:02"), EN, 2_000)  # fails in command()
+    assert not display.up and display.retry_at == 3_000
     assert len(faults) == 1 and faults[0].startswith("lost:")
     display.poll(2_500)
     assert bus.failures == 1, "no retry before its time"
@@ -46,8 +47,8 @@ def test_command_errors_and_data_errors_both_drop_the_device_and_retry_each_seco
     bus.unplugged = False
     inits = bus.inits()
     display.poll(4_000)
-    assert display.device is not None and faults[-1] == "back"
-    assert bus.inits() == inits + 1, "re-created: the init sequence is sent again"
+    assert display.up and faults[-1] == "back"
+    assert bus.inits() == inits + 1, "the init sequence is sent again"
     assert display.frames_sent == 1, "the frame asked for while it was gone is shown at once"
 
 
@@ -63,8 +64,8 @@ def test_a_data_write_error_is_caught_too() -> None:
     display, faults = display_on(bus)
     display.poll(0)
     bus.unplugged = True
-    display.show(render(HourScreen(1, "00:03"), "en"), 100)
-    assert bus.failures == 1 and display.device is None and len(faults) == 1
+    display.show(HourScreen(1, "00:03"), EN, 100)
+    assert bus.failures == 1 and not display.up and len(faults) == 1
 
 
 def test_a_display_missing_from_the_start_is_reported_once() -> None:
@@ -82,10 +83,39 @@ def test_failing_writes_never_escape_and_frames_keep_coming(rate: float, frames:
     display, faults = display_on(bus)
     for t in range(0, 120_000, 250):
         display.poll(t)
-        display.show(render(HourScreen(1, f"{t // 60_000:02d}:{t // 1000 % 60:02d}"), "en"), t)
-    # luma writes 32-byte blocks to a bus it did not open (~35 writes a frame; re-creating
-    # the device costs as much again), so at 5 % most frames fail: what matters there is
-    # that nothing escapes and the display keeps coming back.
+        display.show(HourScreen(1, f"{t // 60_000:02d}:{t // 1000 % 60:02d}"), EN, t)
+    # luma writes 32-byte blocks to a bus it did not open (~35 writes a frame; starting
+    # the panel again costs as much again), so at 5 % most frames fail: what matters there
+    # is that nothing escapes and the display keeps coming back.
     assert bus.failures > 10
     assert display.frames_sent >= frames
     assert faults.count("back") in (len(faults) // 2, (len(faults) - 1) // 2)
+
+
+def test_ten_minutes_unplugged_leave_one_driver_and_one_exit_hook() -> None:
+    """Each retry starts the same panel again: no new luma driver, no new atexit hook."""
+    import atexit
+
+    bus = FlakyBus()
+    bus.unplugged = True
+    display, faults = display_on(bus)
+    hooks = atexit._ncallbacks()
+    for t in range(0, 600_000, 1_000):  # 600 retries
+        display.poll(t)
+    assert bus.failures == 600 and len(faults) == 1
+    assert atexit._ncallbacks() - hooks <= 1
+    bus.unplugged = False
+    display.poll(600_000)
+    display.show(HourScreen(1, "10:00"), EN, 600_000)
+    assert display.up and display.frames_sent == 1 and faults[-1] == "back"
+    assert atexit._ncallbacks() - hooks <= 1
+
+
+def test_closing_blanks_the_screen_once_and_is_idempotent() -> None:
+    bus = FlakyBus()
+    display, _ = display_on(bus)
+    display.poll(0)
+    display.show(HourScreen(1, "00:00"), EN, 0)
+    display.close()
+    display.close()
+    assert bus.commands[-1] == [0xAE] and bus.commands.count([0xAE]) == 1

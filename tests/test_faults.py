@@ -16,10 +16,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from cityunit import modes
 from cityunit.config import Config, ConfigError, load, parse
 from cityunit.rules import Rules
 from cityunit.runtime import stop_on_signals
-from test_runtime import AUCTION, BUILD, BUZZER, LED, POWER, Rig
+from test_runtime import AUCTION, BUILD, BUZZER, LED, POWER, Rig, make_rig  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[1]
 SEEN = ("led", "tone", "auction.start", "auction.final", "auction.end", "permit", "hour.end")
@@ -40,43 +41,44 @@ def play_an_hour(rig: Rig, step_ms: int = 2_000) -> list[tuple[int, str, tuple]]
     return [(e.t_ms, e.event, tuple(e.data.items())) for e in rig.events if e.event in SEEN]
 
 
-def test_i2c_errors_on_5_percent_of_writes_for_an_hour_change_no_light_or_sound() -> None:
-    calm = Rig()
+def test_i2c_errors_on_5_percent_of_writes_for_an_hour_change_no_light_or_sound(
+    make_rig,
+) -> None:
+    calm = make_rig()
     baseline = play_an_hour(calm)
-    calm.runtime.close()
-    stormy = Rig()
+    stormy = make_rig()
     stormy.bus.error_rate = 0.05
     stormy.bus.rng.seed(11)
     faulty = play_an_hour(stormy)
     assert stormy.bus.failures > 100, "the bus really failed, often"
     assert faulty == baseline, "every LED, tone and game event at the same time"
     assert any(e.event == "fault" for e in stormy.events)
-    stormy.runtime.close()
 
 
-def test_an_unplugged_display_is_back_within_2_s_of_reconnecting() -> None:
-    rig = Rig(switch_on=True)
+def test_an_unplugged_display_is_back_within_2_s_of_reconnecting(make_rig) -> None:
+    rig = make_rig(switch_on=True)
     rig.at(1_000)
     rig.bus.unplugged = True
     rig.press(AUCTION)
     for t in range(1_200, 11_000, 100):
         rig.at(t)
-    assert rig.runtime.display.device is None
-    sent = rig.runtime.display.frames_sent
+    assert not rig.board.display.up
+    sent = rig.board.display.frames_sent
     rig.bus.unplugged = False
     back = None
     for t in range(11_000, 14_000, 50):
         rig.at(t)
-        if rig.runtime.display.frames_sent > sent and back is None:
+        if rig.board.display.frames_sent > sent and back is None:
             back = t
     assert back is not None and back - 11_000 <= 2_000, back
     faults = [e.data["detail"] for e in rig.events if e.event == "fault"]
     assert faults[0].startswith("lost") and faults[-1] == "back" and len(faults) == 2
-    rig.runtime.close()
 
 
-def test_a_button_stuck_down_for_a_minute_is_reported_and_the_other_still_works() -> None:
-    rig = Rig(switch_on=True)
+def test_a_button_stuck_down_for_a_minute_is_reported_and_the_other_still_works(
+    make_rig,
+) -> None:
+    rig = make_rig(switch_on=True)
     rig.at(1_000)
     rig.pin(AUCTION).drive_low()
     for t in range(1_100, 61_000, 500):
@@ -89,11 +91,10 @@ def test_a_button_stuck_down_for_a_minute_is_reported_and_the_other_still_works(
     rig.pin(AUCTION).drive_high()
     rig.at(63_100)
     assert rig.events[-1].data == {"part": "button.auction", "detail": "released"}
-    rig.runtime.close()
 
 
-def test_a_chatter_storm_is_one_press_per_burst() -> None:
-    rig = Rig(switch_on=True)
+def test_a_chatter_storm_is_one_press_per_burst(make_rig) -> None:
+    rig = make_rig(switch_on=True)
     t = 1_000
     for _ in range(10):  # ten presses, each a burst of 9 edges in 16 ms
         for i in range(9):
@@ -105,14 +106,23 @@ def test_a_chatter_storm_is_one_press_per_burst() -> None:
         t += 1_500
         rig.at(t)
     assert rig.names().count("permit") == 10
-    rig.runtime.close()
 
 
-MODES = ["off", "idle", "auction", "final", "drawing", "permit", "hour_end", "paused"]
+# Every mode, and the moments within them that behave differently.
+MODES = ["off", "shutdown", "idle", "auction", "final", "drawing", "permit", "settings",
+         "hour_end", "paused"]  # fmt: skip
 
 
 def into(rig: Rig, mode: str) -> None:
     if mode == "off":
+        return
+    if mode == "shutdown":
+        rig.pin(AUCTION).drive_low()
+        rig.pin(BUILD).drive_low()
+        rig.at(5_100)
+        rig.pin(AUCTION).drive_high()
+        rig.pin(BUILD).drive_high()
+        rig.at(5_200)
         return
     rig.pin(POWER).drive_low()
     rig.at(100)
@@ -126,6 +136,8 @@ def into(rig: Rig, mode: str) -> None:
     elif mode == "permit":
         rig.press(BUILD)
         rig.at(rig.clock.now_ms() + 1_000)
+    elif mode == "settings":
+        rig.press(BUILD, 1_600)
     elif mode == "hour_end":
         rig.at(3_600_500)
     elif mode == "paused":
@@ -137,44 +149,40 @@ def into(rig: Rig, mode: str) -> None:
         rig.at(rig.clock.now_ms() + 100)
 
 
+def test_the_scenarios_reach_every_mode(make_rig) -> None:
+    reached = set()
+    for mode in MODES:
+        rig = make_rig(Config(rules=Rules(auction_mode="fixed", auction_fixed_s=50)))
+        into(rig, mode)
+        reached.add(rig.unit.state()["mode"])
+    assert reached == {cls.name for cls in modes.ALL}
+
+
 @pytest.mark.parametrize("mode", MODES)
-def test_presses_in_every_mode_do_no_harm(mode: str) -> None:
-    rig = Rig(Config(rules=Rules(auction_mode="fixed", auction_fixed_s=50)))
+def test_presses_in_every_mode_do_no_harm(make_rig, mode: str) -> None:
+    rig = make_rig(Config(rules=Rules(auction_mode="fixed", auction_fixed_s=50)))
     into(rig, mode)
     for pin, hold in ((AUCTION, 80), (BUILD, 80), (AUCTION, 1_700), (BUILD, 1_700)):
         rig.press(pin, hold)
-        state = rig.runtime.unit.state()
-        assert state["mode"] in (
-            "off",
-            "idle",
-            "auction",
-            "permit",
-            "hour_end",
-            "shutdown",
-            "settings",
-        )
+        state = rig.unit.state()
+        assert state["mode"] in {cls.name for cls in modes.ALL}
         if state["mode"] == "off":
             assert state["led"] == 0.0 and state["tone_hz"] is None
-    rig.runtime.close()
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_sigterm_in_every_mode_leaves_the_outputs_off(mode: str) -> None:
-    rig = Rig(Config(rules=Rules(auction_mode="fixed", auction_fixed_s=50)))
+def test_sigterm_in_every_mode_leaves_the_outputs_off(make_rig, mode: str) -> None:
+    rig = make_rig(Config(rules=Rules(auction_mode="fixed", auction_fixed_s=50)))
     into(rig, mode)
     rig.pin(AUCTION).drive_low()  # something is sounding and lit when the signal comes
     rig.runtime.pump()
-    previous = signal.getsignal(signal.SIGTERM)
     loop = threading.Thread(target=rig.runtime.run)
     loop.start()
-    try:
-        stop_on_signals(rig.runtime)
+    with stop_on_signals(rig.runtime.stop, rig.board.inbox):
         os.kill(os.getpid(), signal.SIGTERM)
         loop.join(10)
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-        signal.set_wakeup_fd(-1)
     assert not loop.is_alive()
+    rig.board.close()
     assert rig.pin(LED).state == 0 and rig.pin(BUZZER).frequency is None
     assert rig.bus.commands[-1] == [0xAE], "the screen is off"
 

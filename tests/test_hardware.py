@@ -66,13 +66,15 @@ class Person:
 
 
 class Screen:
+    """A panel that keeps what it was shown (None: blanked)."""
+
     def __init__(self) -> None:
         self.shown = []
 
     def display(self, image) -> None:
         self.shown.append(image)
 
-    def clear(self) -> None:
+    def blank(self) -> None:
         self.shown.append(None)
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import itertools
 
 from cityunit.gestures import Button
-from cityunit.rules import HOUR_MS, Rules
+from cityunit.hour import HOUR_MS
+from cityunit.rules import Rules
 from conftest import Table
 
 A, B = Button.AUCTION, Button.BUILD

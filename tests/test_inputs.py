@@ -105,12 +105,26 @@ def test_both_held_five_seconds_while_off_asks_for_a_safe_shutdown() -> None:
     assert table.events("shutdown") == [] and table.state()["led"] == 0.0
     table.wait(1_100)
     assert [e.t_ms for e in table.events("shutdown")] == [5_010]
-    assert table.state()["mode"] == "shutdown" and table.unit.shutdown_requested
-    assert table.state()["tone_hz"] is not None, "the unit confirms it"
+    assert table.state()["mode"] == "shutdown" and table.shutdowns == 0
+    assert table.state()["tone_hz"] is not None, "the unit confirms it first"
     table.unit.release(A, table.t)
     table.unit.release(B, table.t)
     table.wait(3_000)
     assert table.state()["mode"] == "off" and table.state()["led"] == 0.0
+    assert table.shutdowns == 1, "then asks for the halt, once"
+
+
+def test_switching_on_during_the_confirmation_cancels_the_shutdown() -> None:
+    table = Table(on=False)
+    table.unit.press(A, 0)
+    table.unit.press(B, 0)
+    table.wait(6_000)
+    assert table.state()["mode"] == "shutdown"
+    table.switch(True).wait(1)
+    table.unit.release(A, table.t)
+    table.unit.release(B, table.t)
+    table.wait(10_000).switch(False).wait(10_000)
+    assert table.shutdowns == 0 and table.state()["mode"] == "off"
 
 
 def test_presses_while_off_are_dark_and_silent() -> None:

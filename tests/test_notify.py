@@ -13,11 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from cityunit.board import Board
 from cityunit.clock import MonotonicClock
 from cityunit.config import Config, Parts
 from cityunit.notify import Notifier
-from cityunit.parts import Parts as GpioParts
-from cityunit.runtime import Runtime
 from fakes import mock_factory
 
 
@@ -76,13 +75,11 @@ def test_a_blocked_loop_stops_feeding_the_watchdog(listener: socket.socket) -> N
     notifier = Notifier({"NOTIFY_SOCKET": listener.getsockname(), "WATCHDOG_USEC": "40000"})
     assert notifier.watchdog_ms == 20
     config = Config(parts=Parts(display="none"))
-    factory = mock_factory()
-    runtime = Runtime(
-        config,
-        MonotonicClock(),
-        parts=lambda on_edge: GpioParts(config, on_edge, factory),
+    board = Board(
+        config, MonotonicClock(), pin_factory=mock_factory(),
         heartbeat=(notifier.watchdog_ms, notifier.watchdog),
-    )
+    )  # fmt: skip
+    runtime = board.runtime
     loop = threading.Thread(target=runtime.run, daemon=True)
     loop.start()
     receive(listener, "WATCHDOG=1")
@@ -103,3 +100,4 @@ def test_a_blocked_loop_stops_feeding_the_watchdog(listener: socket.socket) -> N
     assert "WATCHDOG=1" in receive(listener, "WATCHDOG=1")
     runtime.stop()
     loop.join(10)
+    board.close()

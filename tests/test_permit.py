@@ -8,11 +8,12 @@ from collections import Counter
 import pytest
 
 from cityunit.gestures import Button
-from cityunit.permit import draw
+from cityunit.permit import Permit, draw
 from cityunit.rules import DEFAULT_ODDS, Rules
 from conftest import Table
 
 B = Button.BUILD
+ONE, TWO, THREE, STATION = Permit
 
 # Chi-square critical value for 3 degrees of freedom at p = 0.001.
 CHI2_CRITICAL = 16.27
@@ -31,23 +32,23 @@ def test_10000_draws_match_the_default_odds() -> None:
 
 def test_the_chi_square_check_rejects_wrong_odds() -> None:
     rng = random.Random(2009)
-    uniform = {1: 25, 2: 25, 3: 25, "station": 25}
+    uniform = {ONE: 25, TWO: 25, THREE: 25, STATION: 25}
     counts = Counter(draw(rng, uniform) for _ in range(10_000))
     assert chi_square(counts, DEFAULT_ODDS) > CHI2_CRITICAL
 
 
 def test_draws_through_the_button_follow_a_configured_table() -> None:
-    odds = {1: 0, 2: 0, 3: 1, "station": 3}
+    odds = {ONE: 0, TWO: 0, THREE: 1, STATION: 3}
     table = Table(Rules(odds=odds, permit_show_s=1))
     for _ in range(400):
         table.tap(B).wait(900)
-    counts = Counter(e.data["value"] for e in table.events("permit"))
-    assert set(counts) == {3, "station"} and sum(counts.values()) == 400
-    assert chi_square(counts, {3: 1, "station": 3}) < 10.83  # 1 degree of freedom
+    counts = Counter(Permit(e.data["value"]) for e in table.events("permit"))
+    assert set(counts) == {THREE, STATION} and sum(counts.values()) == 400
+    assert chi_square(counts, {THREE: 1, STATION: 3}) < 10.83  # 1 degree of freedom
 
 
 def test_a_draw_animates_then_shows_the_permit_with_its_own_sound() -> None:
-    table = Table(Rules(odds={1: 0, 2: 1, 3: 0, "station": 0}))
+    table = Table(Rules(odds={ONE: 0, TWO: 1, THREE: 0, STATION: 0}))
     table.tap(B)
     assert table.state()["mode"] == "permit" and table.state()["permit"] is None
     faces = set()
@@ -65,7 +66,7 @@ def test_a_draw_animates_then_shows_the_permit_with_its_own_sound() -> None:
 
 
 def test_two_equal_permits_in_a_row_are_two_visible_events() -> None:
-    table = Table(Rules(odds={1: 1, 2: 0, 3: 0, "station": 0}))
+    table = Table(Rules(odds={ONE: 1, TWO: 0, THREE: 0, STATION: 0}))
     table.tap(B).wait(1_000)
     first = table.t
     table.tap(B)
@@ -76,7 +77,7 @@ def test_two_equal_permits_in_a_row_are_two_visible_events() -> None:
 
 
 def test_the_station_flashes_on_screen_and_on_the_led() -> None:
-    table = Table(Rules(odds={1: 0, 2: 0, 3: 0, "station": 1}))
+    table = Table(Rules(odds={ONE: 0, TWO: 0, THREE: 0, STATION: 1}))
     table.tap(B)
     table.until("permit")
     shown = set()
@@ -119,4 +120,4 @@ def test_history_keeps_the_last_ten_permits_newest_first() -> None:
     for _ in range(12):
         table.tap(B).wait(1_000)
     values = [e.data["value"] for e in table.events("permit")]
-    assert list(table.unit.history) == values[::-1][:10]
+    assert [p.value for p in table.unit.game.history] == values[::-1][:10]

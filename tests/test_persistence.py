@@ -15,10 +15,9 @@ from pathlib import Path
 import pytest
 
 from cityunit import store
-from cityunit.gestures import Button
-from cityunit.rules import HOUR_MS
+from cityunit.hour import HOUR_MS
 from fakes import run_unit
-from test_runtime import POWER, Rig
+from test_runtime import AUCTION, BUILD, POWER, Rig, make_rig  # noqa: F401
 
 STATE = {
     "power": True,
@@ -147,98 +146,121 @@ def test_the_saver_hands_off_and_never_blocks_its_caller(
 # ----- the unit comes back in the same hour ----------------------------------------------
 
 
-def crash(rig: Rig) -> None:
-    """The process dies: no clean stop, only what the saver already wrote survives."""
-    assert rig.runtime.saver is not None
-    rig.runtime.saver.flush()
-    rig.runtime.parts.close()
-
-
-def test_after_a_crash_the_same_hour_goes_on_and_the_screen_says_so(tmp_path: Path) -> None:
-    rig = Rig(state_dir=tmp_path)
+def test_after_a_crash_the_same_hour_goes_on_and_the_screen_says_so(
+    make_rig, tmp_path: Path
+) -> None:
+    rig = make_rig(state_dir=tmp_path)
     rig.pin(POWER).drive_low()
     for t in range(0, 20 * 60_000 + 3_000, 1_000):
         rig.at(t)
-    crash(rig)
-    again = Rig(switch_on=True, state_dir=tmp_path)
-    unit = again.runtime.unit
-    assert unit.hour == 1 and unit.power and unit.mode == "idle"
-    assert 20 * 60_000 - 5_000 <= unit.hour_elapsed() <= 20 * 60_000 + 3_000
+    rig.crash()
+    again = make_rig(switch_on=True, state_dir=tmp_path)
+    state = again.unit.state()
+    assert state["hour"] == 1 and state["power"] == "on" and state["mode"] == "idle"
+    assert 20 * 60_000 - 5_000 <= state["hour_elapsed_ms"] <= 20 * 60_000 + 3_000
     assert "resume" in again.names() and "hour.start" not in again.names()
-    assert unit.state()["screen"][1] == "RESUMED"
+    assert state["screen"][1] == "RESUMED"
     again.at(10_000)
-    assert unit.state()["screen"][1] != "RESUMED", "the note goes after a few seconds"
-    end = HOUR_MS - unit.hour_elapsed()
+    assert again.unit.state()["screen"][1] != "RESUMED", "the note goes after a few seconds"
+    end = HOUR_MS - again.unit.state()["hour_elapsed_ms"]
     again.at(10_000 + end)
     assert "hour.end" in again.names()
-    again.runtime.close()
 
 
-def test_switching_off_then_on_across_a_restart_starts_a_new_hour(tmp_path: Path) -> None:
-    rig = Rig(switch_on=True, state_dir=tmp_path)
+def test_switching_off_then_on_across_a_restart_starts_a_new_hour(make_rig, tmp_path: Path) -> None:
+    rig = make_rig(switch_on=True, state_dir=tmp_path)
     rig.at(60_000)
     rig.pin(POWER).drive_high()
     rig.at(61_000)
-    rig.runtime.close()
-    again = Rig(switch_on=True, state_dir=tmp_path)
-    assert again.runtime.unit.hour == 2 and again.runtime.unit.hour_elapsed() == 0
+    rig.board.close()
+    again = make_rig(switch_on=True, state_dir=tmp_path)
+    assert again.unit.state()["hour"] == 2 and again.unit.state()["hour_elapsed_ms"] == 0
     assert "hour.start" in again.names() and "resume" not in again.names()
-    again.runtime.close()
 
 
-def test_the_switch_found_off_at_start_means_off_and_then_a_new_hour(tmp_path: Path) -> None:
-    rig = Rig(switch_on=True, state_dir=tmp_path)
+def test_the_switch_found_off_at_start_means_off_and_then_a_new_hour(
+    make_rig, tmp_path: Path
+) -> None:
+    rig = make_rig(switch_on=True, state_dir=tmp_path)
     rig.at(60_000)
-    crash(rig)
-    again = Rig(state_dir=tmp_path)  # switched OFF while the Pi was down
-    assert not again.runtime.unit.power
+    rig.crash()
+    again = make_rig(state_dir=tmp_path)  # switched OFF while the Pi was down
+    assert not again.unit.power
     again.pin(POWER).drive_low()
     again.at(100)
-    assert again.runtime.unit.hour == 2
-    again.runtime.close()
+    assert again.unit.state()["hour"] == 2
 
 
-def test_a_paused_game_and_a_finished_game_come_back_as_they_were(tmp_path: Path) -> None:
-    rig = Rig(switch_on=True, state_dir=tmp_path)
+def test_a_paused_game_and_a_finished_game_come_back_as_they_were(make_rig, tmp_path: Path) -> None:
+    rig = make_rig(switch_on=True, state_dir=tmp_path)
     rig.at(1_000)
-    rig.runtime.unit.press(Button.AUCTION, rig.clock.now_ms())  # both held: pause
-    rig.runtime.unit.press(Button.BUILD, rig.clock.now_ms())
+    rig.pin(AUCTION).drive_low()  # both held: pause
+    rig.pin(BUILD).drive_low()
     rig.at(3_000)
-    assert rig.runtime.unit.paused
-    crash(rig)
-    again = Rig(switch_on=True, state_dir=tmp_path)
-    assert again.runtime.unit.paused and "PAUSED" in again.runtime.unit.state()["screen"]
-    again.runtime.close()
+    assert rig.unit.state()["paused"]
+    rig.crash()
+    again = make_rig(switch_on=True, state_dir=tmp_path)
+    assert again.unit.state()["paused"] and "PAUSED" in again.unit.state()["screen"]
+    again.board.close()
 
     (tmp_path / store.FILENAME).write_bytes(
         store.encode({**STATE, "hour": 5, "hour_elapsed_ms": HOUR_MS})
     )
-    over = Rig(switch_on=True, state_dir=tmp_path)
-    assert over.runtime.unit.mode == "hour_end" and over.runtime.unit.hour == 5
-    over.runtime.close()
+    over = make_rig(switch_on=True, state_dir=tmp_path)
+    assert over.unit.state()["mode"] == "hour_end" and over.unit.state()["hour"] == 5
 
 
-def test_a_corrupt_state_file_means_a_fresh_start_not_a_crash(tmp_path: Path) -> None:
+def test_a_corrupt_state_file_means_a_fresh_start_not_a_crash(make_rig, tmp_path: Path) -> None:
     (tmp_path / store.FILENAME).write_bytes(b'{"version": 1, "hour": ')
-    rig = Rig(switch_on=True, state_dir=tmp_path)
-    assert rig.runtime.unit.hour == 1 and "hour.start" in rig.names()
-    rig.runtime.close()
+    rig = make_rig(switch_on=True, state_dir=tmp_path)
+    assert rig.unit.state()["hour"] == 1 and "hour.start" in rig.names()
+    rig.board.close()
     assert store.load(tmp_path / store.FILENAME) is not None, "and a good file replaces it"
 
 
-def test_saves_come_every_few_seconds_and_on_each_change_of_mode(tmp_path: Path) -> None:
-    rig = Rig(switch_on=True, state_dir=tmp_path)
+def saves_of(rig: Rig) -> list[tuple[int, dict]]:
+    """Every snapshot the loop hands the saver from now on, with its unit time."""
     saver = rig.runtime.saver
     assert saver is not None
     handed: list[tuple[int, dict]] = []
     real_save = saver.save
     saver.save = lambda state: (handed.append((rig.clock.now_ms(), state)), real_save(state))
+    return handed
+
+
+def test_saves_come_every_few_seconds_and_on_each_change_of_mode(make_rig, tmp_path: Path) -> None:
+    rig = make_rig(switch_on=True, state_dir=tmp_path)
+    handed = saves_of(rig)
     for t in range(0, 60_000, 100):
         rig.at(t)
     assert [t for t, _ in handed] == list(range(5_000, 60_000, 5_000))
-    rig.press(17)  # AUCTION: a change of mode is saved at once
+    rig.press(AUCTION)  # a change of mode is saved at once
     assert handed[-1][0] == 60_000 - 100 + 80 and handed[-1][1]["power"]
-    rig.runtime.close()
+
+
+def test_a_permit_drawn_while_paused_with_a_full_history_is_saved_at_once(
+    make_rig, tmp_path: Path
+) -> None:
+    """Once the history holds its ten permits its length stops changing, and the game is
+    paused (no periodic save): each new permit must still reach the disk when it shows."""
+    rig = make_rig(switch_on=True, state_dir=tmp_path)
+    for t in range(1_000, 13_000, 1_000):  # twelve permits: the history is full
+        rig.at(t)
+        rig.press(BUILD)
+    rig.at(14_000)
+    rig.pin(AUCTION).drive_low()  # both held: pause
+    rig.pin(BUILD).drive_low()
+    rig.at(16_000)
+    rig.pin(AUCTION).drive_high()
+    rig.pin(BUILD).drive_high()
+    rig.at(17_000)
+    assert rig.unit.state()["paused"] and rig.unit.state()["mode"] == "permit"
+    rig.press(BUILD)
+    rig.at(18_500)  # the new permit shows, far from its 20 s end
+    rig.runtime.saver.flush()
+    permits = [e.data["value"] for e in rig.events if e.event == "permit"]
+    on_disk = store.load(tmp_path / store.FILENAME)
+    assert on_disk is not None and on_disk["history"] == permits[::-1][:10]
 
 
 def test_cityunit_run_keeps_the_game_in_its_state_directory(tmp_path: Path) -> None:

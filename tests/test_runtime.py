@@ -2,53 +2,43 @@
 
 from __future__ import annotations
 
-import random
 import signal
 import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from gpiozero.pins.mock import MockFactory
 
+from cityunit.board import Board
 from cityunit.clock import VirtualClock
 from cityunit.config import Config, Parts, System
-from cityunit.display import Display, luma_device
-from cityunit.parts import Parts as GpioParts
-from cityunit.runtime import Runtime
+from cityunit.oled import LumaPanel
 from fakes import FlakyBus, mock_factory, run_unit
 
 AUCTION, BUILD, POWER, LED, BUZZER = 17, 27, 22, 13, 18
 
 
 class Rig:
-    """A unit on mock pins and a virtual clock, with a fresh MockFactory."""
+    """A unit on fresh mock pins, a virtual clock and an SSD1306 on a bus that can fail."""
 
     def __init__(
         self, config: Config | None = None, switch_on: bool = False, state_dir: Path | None = None
     ) -> None:
         self.factory: MockFactory = mock_factory()
+        self.factory.pin(POWER).closed = switch_on  # a switch left ON before the start
         self.config = config or Config()
         self.clock = VirtualClock()
         self.bus = FlakyBus()
-        make = luma_device(self.config.parts, bus=self.bus)
-
-        def parts(on_edge):
-            gpio = GpioParts(self.config, on_edge, self.factory)
-            if switch_on:  # a switch left ON: closed before the program starts
-                self.pin(POWER).drive_low()
-            return gpio
-
-        self.runtime = Runtime(
-            self.config,
-            self.clock,
-            parts=parts,
-            display=lambda fault: Display(make, fault),
-            rng=random.Random(5),
-            state_dir=state_dir,
-        )
+        self.board = Board(
+            self.config, self.clock, pin_factory=self.factory,
+            panel=LumaPanel(self.config.parts, bus=self.bus), seed=5, state_dir=state_dir,
+        )  # fmt: skip
+        self.runtime = self.board.runtime
+        self.unit = self.board.unit  # read on this thread only, while no loop runs
         self.events: list = []
         self.runtime.listeners.append(self.events.append)
-        self.on_at_start = self.runtime.unit.power
+        self.on_at_start = self.unit.power
         self.runtime.pump()
 
     def pin(self, number: int):
@@ -70,19 +60,38 @@ class Rig:
     def names(self) -> list[str]:
         return [e.event for e in self.events if e.event not in ("led", "tone")]
 
+    def crash(self) -> None:
+        """The process dies: no clean stop; only what the saver already wrote survives."""
+        saver = self.runtime.saver
+        assert saver is not None
+        saver.close()
+        self.runtime.saver = None
+        self.board.close()
+
 
 @pytest.fixture
-def rig() -> Rig:
-    r = Rig()
-    yield r
-    r.runtime.close()
+def make_rig() -> Iterator[Callable[..., Rig]]:
+    """Rigs for one test, each closed at its end (whatever the asserts did)."""
+    rigs: list[Rig] = []
+
+    def make(*args, **kwargs) -> Rig:
+        rigs.append(Rig(*args, **kwargs))
+        return rigs[-1]
+
+    yield make
+    for rig in rigs:
+        rig.board.close()
 
 
-def test_the_switch_read_at_start_begins_hour_1() -> None:
-    rig = Rig(switch_on=True)
+@pytest.fixture
+def rig(make_rig) -> Rig:
+    return make_rig()
+
+
+def test_the_switch_read_at_start_begins_hour_1(make_rig) -> None:
+    rig = make_rig(switch_on=True)
     assert rig.on_at_start, "read at start, before any edge is handled"
     assert rig.names()[:2] == ["power", "hour.start"]
-    rig.runtime.close()
 
 
 def test_a_button_pin_starts_an_auction_and_drives_the_led_and_buzzer_pins(rig: Rig) -> None:
@@ -108,11 +117,11 @@ def test_a_button_pin_starts_an_auction_and_drives_the_led_and_buzzer_pins(rig: 
 def test_the_display_gets_each_new_screen(rig: Rig) -> None:
     rig.pin(POWER).drive_low()
     rig.at(10)
-    frames = rig.runtime.display.frames_sent
+    frames = rig.board.display.frames_sent
     rig.press(BUILD)
     rig.at(1_000)
-    assert rig.runtime.display.frames_sent > frames
-    assert rig.runtime.unit.state()["mode"] == "permit"
+    assert rig.board.display.frames_sent > frames
+    assert rig.unit.state()["mode"] == "permit"
 
 
 def test_a_chattering_pin_is_one_press(rig: Rig) -> None:
@@ -139,11 +148,11 @@ def test_the_unit_keeps_time_and_light_while_the_display_is_unplugged(rig: Rig) 
     rig.bus.unplugged = False
     rig.at(11_000)
     assert [e.data["detail"] for e in rig.events if e.event == "fault"][-1] == "back"
-    assert rig.runtime.display.device is not None
+    assert rig.board.display.up
 
 
-def test_stop_leaves_the_led_off_the_buzzer_silent_and_the_screen_blank() -> None:
-    rig = Rig(switch_on=True)
+def test_stop_leaves_the_led_off_the_buzzer_silent_and_the_screen_blank(make_rig) -> None:
+    rig = make_rig(switch_on=True)
     rig.at(100)
     rig.pin(AUCTION).drive_low()
     rig.runtime.pump()
@@ -153,23 +162,23 @@ def test_stop_leaves_the_led_off_the_buzzer_silent_and_the_screen_blank() -> Non
     rig.runtime.stop()
     thread.join(timeout=10)
     assert not thread.is_alive()
+    rig.board.close()
     assert rig.pin(LED).state == 0 and rig.pin(BUZZER).frequency is None
     assert rig.bus.commands[-1] == [0xAE], "display off"
 
 
-def test_an_active_buzzer_and_a_plain_led_work_too() -> None:
+def test_an_active_buzzer_and_a_plain_led_work_too(make_rig) -> None:
     config = Config(parts=Parts(buzzer="active", led_pwm=False))
-    rig = Rig(config, switch_on=True)
+    rig = make_rig(config, switch_on=True)
     assert rig.pin(BUZZER).state == 1, "the power-on tune"
     rig.at(5_000)
     assert rig.pin(BUZZER).state == 0
-    rig.runtime.close()
 
 
-def test_the_shutdown_gesture_runs_the_configured_command(tmp_path: Path) -> None:
+def test_the_shutdown_gesture_runs_the_configured_command(make_rig, tmp_path: Path) -> None:
     marker = tmp_path / "halted"
     config = Config(system=System(shutdown_command=["touch", str(marker)]))
-    rig = Rig(config)
+    rig = make_rig(config)
     rig.pin(AUCTION).drive_low()
     rig.pin(BUILD).drive_low()
     rig.at(100)
@@ -181,7 +190,6 @@ def test_the_shutdown_gesture_runs_the_configured_command(tmp_path: Path) -> Non
     assert rig.runtime.shutdown_process is not None
     assert rig.runtime.shutdown_process.wait(timeout=10) == 0
     assert marker.exists()
-    rig.runtime.close()
 
 
 def test_cityunit_run_on_mock_pins_answers_sigterm_and_exits_0(tmp_path: Path) -> None:
@@ -204,3 +212,114 @@ def test_sigterm_right_after_start_always_stops_the_unit(tmp_path: Path) -> None
         proc = run_unit(config)
         proc.send_signal(signal.SIGTERM)
         assert proc.finish(timeout=5) == 0
+
+
+# ----- a late loop ------------------------------------------------------------------------
+
+
+def test_a_hold_handled_late_means_what_it_meant_when_it_happened(rig: Rig) -> None:
+    """BUILD held 1,400 ms (a tap: a permit) but handled 1,200 ms after its release, when
+    the 1,500 ms long-press time has long passed: still a tap, never the settings menu."""
+    rig.pin(POWER).drive_low()
+    rig.at(1_000)
+    rig.pin(BUILD).drive_low()  # stamped at 1,000, handled at once
+    rig.runtime.pump()
+    rig.clock.set_ms(2_400)
+    rig.pin(BUILD).drive_high()  # stamped at 2,400 ...
+    rig.at(3_600)  # ... and handled only now, as on a busy Pi
+    assert rig.unit.state()["mode"] == "permit"
+    assert "setting" not in rig.names()
+    clicks = [e.t_ms for e in rig.events if e.event == "tone" and e.data["hz"] == 4000]
+    assert clicks == [1_000]
+
+
+def test_edges_queued_together_run_in_order_each_at_its_own_time(rig: Rig) -> None:
+    rig.pin(POWER).drive_low()
+    rig.at(1_000)
+    for t, level in ((1_000, False), (1_100, True), (5_000, False), (5_090, True)):
+        rig.clock.set_ms(t)
+        (rig.pin(AUCTION).drive_low if not level else rig.pin(AUCTION).drive_high)()
+    rig.at(9_000)  # all four handled in one go
+    auctions = [(e.event, e.t_ms) for e in rig.events if e.event.startswith("auction")]
+    assert auctions == [("auction.start", 1_100), ("auction.end", 5_090)]
+
+
+# ----- stops lose nothing -------------------------------------------------------------------
+
+
+def test_a_clean_stop_saves_the_time_played_up_to_the_signal(make_rig, tmp_path: Path) -> None:
+    from cityunit import store
+
+    rig = make_rig(switch_on=True, state_dir=tmp_path)
+    ready = threading.Event()
+    loop = threading.Thread(target=rig.runtime.run, kwargs={"ready": ready.set})
+    loop.start()
+    assert ready.wait(10)
+    rig.clock.set_ms(4_700)  # the loop sleeps: nothing is due on a virtual clock
+    rig.runtime.stop()  # a signal at 4,700 ms
+    loop.join(10)
+    rig.board.close()
+    saved = store.load(tmp_path / store.FILENAME)
+    assert saved is not None and saved["hour_elapsed_ms"] == 4_700
+
+
+def test_switching_on_during_the_shutdown_confirmation_cancels_the_shutdown(
+    make_rig, tmp_path: Path
+) -> None:
+    marker = tmp_path / "halted"
+    rig = make_rig(Config(system=System(shutdown_command=["touch", str(marker)])))
+    rig.pin(AUCTION).drive_low()
+    rig.pin(BUILD).drive_low()
+    rig.at(5_100)
+    assert "shutdown" in rig.names()
+    rig.pin(POWER).drive_low()  # the switch goes ON before the Pi halts
+    rig.at(5_200)
+    rig.pin(AUCTION).drive_high()
+    rig.pin(BUILD).drive_high()
+    rig.at(9_000)
+    rig.pin(POWER).drive_high()  # and OFF again, long after
+    rig.at(12_000)
+    assert rig.runtime.shutdown_process is None and not marker.exists()
+
+
+EARLY = [
+    ("the config is read", "cityunit.config", "load"),
+    ("the pins are opened", "cityunit.parts", "Parts.__init__"),
+    ("the saved game is read", "cityunit.store", "load"),
+    ("the unit boots", "cityunit.unit", "Unit.boot"),
+]
+
+
+@pytest.mark.parametrize(("when", "module", "name"), EARLY, ids=[e[0] for e in EARLY])
+def test_a_sigterm_during_start_up_is_a_clean_stop(
+    tmp_path: Path, when: str, module: str, name: str
+) -> None:
+    """The signal lands inside `module.name`, as `cityunit run` starts: it must still end
+    in a clean stop (exit 0, outputs quiet, the game saved), never a kill."""
+    import subprocess
+    import sys
+
+    from cityunit import store
+
+    config = tmp_path / "config.toml"
+    config.write_text(f'[display]\ndriver = "none"\n[state]\ndir = "{tmp_path}"\n')
+    owner, _, attr = name.rpartition(".")
+    code = f"""
+import importlib, os, signal, sys
+module = importlib.import_module({module!r})
+owner = getattr(module, {owner!r}) if {owner!r} else module
+real = getattr(owner, {attr!r})
+def landing(*args, **kwargs):
+    os.kill(os.getpid(), signal.SIGTERM)  # delivered at once, in the middle of start-up
+    return real(*args, **kwargs)
+setattr(owner, {attr!r}, landing)
+from cityunit.cli import main
+sys.exit(main(["run", "--config", {str(config)!r}]))
+"""
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+        env={**__import__("os").environ, "GPIOZERO_PIN_FACTORY": "mock"},
+    )  # fmt: skip
+    assert result.returncode == 0, (result.returncode, result.stderr[-2000:])
+    assert "stopped: LED off, buzzer silent, screen blank" in result.stderr
+    assert store.load(tmp_path / store.FILENAME) is not None, "the game was saved"

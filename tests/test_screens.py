@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from PIL import Image, ImageChops
 
+from cityunit.permit import Permit
 from cityunit.render import SIZE, render
 from cityunit.screens import (
     AuctionScreen,
@@ -25,6 +26,7 @@ from cityunit.screens import (
 from cityunit.settings import BY_NAME
 
 GOLDEN = Path(__file__).with_name("golden")
+ONE, TWO, THREE, STATION = Permit
 
 
 def menu(index: int, name: str, choice: str):
@@ -43,17 +45,19 @@ SCREENS = {
     "auction-fixed": AuctionScreen(2, countdown_s=37),
     "sold": SoldScreen(stopped=False),
     "stopped": SoldScreen(stopped=True),
-    "draw": PermitScreen(2, drawing=True),
-    "draw-station": PermitScreen("station", drawing=True),
-    "permit-1": PermitScreen(1),
-    "permit-2": PermitScreen(2),
-    "permit-3": PermitScreen(3),
-    "permit-station": PermitScreen("station"),
-    "permit-station-off": PermitScreen("station", visible=False),
+    "draw": PermitScreen(TWO, drawing=True),
+    "draw-station": PermitScreen(STATION, drawing=True),
+    "permit-1": PermitScreen(ONE),
+    "permit-2": PermitScreen(TWO),
+    "permit-3": PermitScreen(THREE),
+    "permit-station": PermitScreen(STATION),
+    "permit-station-off": PermitScreen(STATION, visible=False),
     "hour-end": HourEndScreen(1),
     "hour-end-3h": HourEndScreen(3),
     "shutdown": ShutdownScreen(),
-    "menu-history": MenuScreen(6, 8, "history", permits=(3, 1, "station", 2, 2, 1, 3)),
+    "menu-history": MenuScreen(
+        6, 8, "history", permits=(THREE, ONE, STATION, TWO, TWO, ONE, THREE)
+    ),
     "menu-history-empty": MenuScreen(6, 8, "history"),
     "menu-new-game": MenuScreen(7, 8, "new_game"),
     "menu-length": menu(0, "game_length", "2h"),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,10 +17,12 @@ from cityunit.clock import VirtualClock
 from cityunit.config import Config
 from cityunit.console import Session
 from cityunit.gestures import Button
-from cityunit.rules import HOUR_MS, ODDS_PRESETS, Rules
+from cityunit.hour import HOUR_MS
+from cityunit.permit import Permit
+from cityunit.rules import ODDS_PRESETS, Rules
 from cityunit_sim.board import SimBoard
 from conftest import Table
-from test_runtime import BUZZER, Rig
+from test_runtime import BUZZER, make_rig  # noqa: F401
 
 A, B = Button.AUCTION, Button.BUILD
 
@@ -143,7 +146,7 @@ def test_the_odds_presets_change_the_draws() -> None:
     table = with_setting("odds", "uniform", permit_show_s=1)
     for _ in range(2_000):
         table.tap(B).wait(900)
-    counts = Counter(e.data["value"] for e in table.events("permit"))
+    counts = Counter(Permit(e.data["value"]) for e in table.events("permit"))
     assert chi_square(counts, ODDS_PRESETS["uniform"]) < 16.27
     assert chi_square(counts, ODDS_PRESETS["classic"]) > 16.27
 
@@ -156,26 +159,26 @@ def test_language_and_clock_change_the_screen() -> None:
     assert table.state()["screen"] == ["HEURE 1"]
 
 
-def test_the_volume_sets_the_buzzer_loudness_on_the_pin() -> None:
-    rig = Rig(switch_on=True)
+def test_the_volume_sets_the_buzzer_loudness_on_the_pin(make_rig) -> None:
+    rig = make_rig(switch_on=True)
     assert rig.pin(BUZZER).state == pytest.approx(0.5), "high: a square wave"
-    rig.runtime.unit.set_setting("volume", "low", rig.clock.now_ms())
+    rig.unit.set_setting("volume", "low", rig.clock.now_ms())
     rig.at(10)
     assert rig.pin(BUZZER).state == pytest.approx(0.03)
-    rig.runtime.close()
 
 
 # ----- the console -------------------------------------------------------------------------
 
 
-def console() -> tuple[Session, list[str]]:
-    board = SimBoard(Config(), VirtualClock(), seed=1)
-    replies: list[str] = []
-    return Session(board.runtime, replies.append, simulator=True), replies
+@pytest.fixture
+def console() -> Iterator[tuple[Session, list[str]]]:
+    with SimBoard(Config(), VirtualClock(), seed=1) as board:
+        replies: list[str] = []
+        yield Session(board.runtime, replies.append, simulator=True), replies
 
 
-def test_settings_answers_every_setting_by_name() -> None:
-    session, replies = console()
+def test_settings_answers_every_setting_by_name(console) -> None:
+    session, replies = console
     session.receive(b"SETTINGS")
     assert replies[-1].startswith("OK ")
     assert json.loads(replies[-1][3:]) == {
@@ -199,14 +202,14 @@ def test_settings_answers_every_setting_by_name() -> None:
         (b"SET show_clock off", "OK"),
     ],
 )
-def test_set_changes_one_or_names_what_is_allowed(line: bytes, reply: str) -> None:
-    session, replies = console()
+def test_set_changes_one_or_names_what_is_allowed(console, line: bytes, reply: str) -> None:
+    session, replies = console
     session.receive(line)
     assert replies[-1].startswith(reply), replies[-1]
 
 
-def test_set_takes_effect_at_once() -> None:
-    session, replies = console()
+def test_set_takes_effect_at_once(console) -> None:
+    session, replies = console
     for line in (b"SWITCH ON", b"SET language fr", b"SET show_clock off", b"STATE"):
         session.receive(line)
     assert json.loads(replies[-1][3:])["screen"] == ["HEURE 1"]
@@ -215,29 +218,29 @@ def test_set_takes_effect_at_once() -> None:
 # ----- kept across restarts ----------------------------------------------------------------
 
 
-def test_settings_survive_a_restart(tmp_path: Path) -> None:
-    rig = Rig(switch_on=True, state_dir=tmp_path)
+def test_settings_survive_a_restart(make_rig, tmp_path: Path) -> None:
+    rig = make_rig(switch_on=True, state_dir=tmp_path)
     for name, value in (("volume", "off"), ("auction", "fixed30"), ("language", "fr")):
-        rig.runtime.unit.set_setting(name, value, rig.clock.now_ms())
+        rig.unit.set_setting(name, value, rig.clock.now_ms())
     rig.at(100)
-    rig.runtime.close()
-    again = Rig(switch_on=True, state_dir=tmp_path)
-    got = again.runtime.unit.settings()
+    rig.board.close()
+    again = make_rig(switch_on=True, state_dir=tmp_path)
+    got = again.unit.settings()
     assert (got["volume"], got["auction"], got["language"]) == ("off", "fixed30", "fr")
-    again.runtime.close()
 
 
-def test_an_edit_of_the_config_file_since_wins_over_the_saved_setting(tmp_path: Path) -> None:
-    rig = Rig(switch_on=True, state_dir=tmp_path)
-    rig.runtime.unit.set_setting("volume", "low", rig.clock.now_ms())
-    rig.runtime.unit.set_setting("language", "fr", rig.clock.now_ms())
+def test_an_edit_of_the_config_file_since_wins_over_the_saved_setting(
+    make_rig, tmp_path: Path
+) -> None:
+    rig = make_rig(switch_on=True, state_dir=tmp_path)
+    rig.unit.set_setting("volume", "low", rig.clock.now_ms())
+    rig.unit.set_setting("language", "fr", rig.clock.now_ms())
     rig.at(100)
-    rig.runtime.close()
+    rig.board.close()
     edited = Config(rules=Rules(volume="medium"))  # the maker edited sound.volume
-    again = Rig(edited, switch_on=True, state_dir=tmp_path)
-    got = again.runtime.unit.settings()
+    again = make_rig(edited, switch_on=True, state_dir=tmp_path)
+    got = again.unit.settings()
     assert got["volume"] == "medium" and got["language"] == "fr"
-    again.runtime.close()
 
 
 def test_every_setting_and_choice_round_trips() -> None:
@@ -249,27 +252,25 @@ def test_every_setting_and_choice_round_trips() -> None:
     assert settings.read(settings.apply(rules, values)) == values
 
 
-def test_a_new_language_redraws_a_screen_that_would_not_change_by_itself() -> None:
-    rig = Rig(Config(rules=Rules(show_clock=False)), switch_on=True)
+def test_a_new_language_redraws_a_screen_that_would_not_change_by_itself(make_rig) -> None:
+    rig = make_rig(Config(rules=Rules(show_clock=False)), switch_on=True)
     rig.at(1_000)
-    sent = rig.runtime.display.frames_sent
-    rig.runtime.unit.set_setting("language", "fr", rig.clock.now_ms())
+    sent = rig.board.display.frames_sent
+    rig.unit.set_setting("language", "fr", rig.clock.now_ms())
     rig.at(1_010)
-    assert rig.runtime.display.frames_sent == sent + 1
-    rig.runtime.close()
+    assert rig.board.display.frames_sent == sent + 1
 
 
-def test_a_setting_changed_while_paused_is_saved_at_once(tmp_path: Path) -> None:
+def test_a_setting_changed_while_paused_is_saved_at_once(make_rig, tmp_path: Path) -> None:
     from cityunit import store
 
-    rig = Rig(switch_on=True, state_dir=tmp_path)
-    unit = rig.runtime.unit
+    rig = make_rig(switch_on=True, state_dir=tmp_path)
+    unit = rig.unit
     unit.press(A, 100)
     unit.press(B, 100)
     rig.at(2_000)
-    assert unit.paused
+    assert unit.state()["paused"]
     unit.set_setting("volume", "off", rig.clock.now_ms())
     rig.at(2_010)
     rig.runtime.saver.flush()
     assert store.load(tmp_path / store.FILENAME)["settings"]["volume"] == "off"
-    rig.runtime.close()

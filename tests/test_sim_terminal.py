@@ -36,7 +36,11 @@ def test_braille_keeps_every_pixel() -> None:
 
 
 def test_the_terminal_shows_led_tone_mode_and_events() -> None:
-    board = SimBoard(Config(), VirtualClock(), seed=2)
+    with SimBoard(Config(), VirtualClock(), seed=2) as board:
+        check_terminal(board)
+
+
+def check_terminal(board: SimBoard) -> None:
     term = Terminal(board)
     board.runtime.pump()
     assert term.key(" ")
@@ -51,7 +55,6 @@ def test_the_terminal_shows_led_tone_mode_and_events() -> None:
     board.runtime.pump()
     assert "mode auction" in "\n".join(term.lines())
     assert not term.key("q")
-    board.runtime.close()
 
 
 def read_screen(fd: int, screen: pyte.Screen, stream: pyte.ByteStream, want: str) -> str:

@@ -12,8 +12,8 @@ from PIL import Image
 
 from cityunit.clock import VirtualClock
 from cityunit.config import Config
+from cityunit.events import Event, EventKind
 from cityunit.render import HEIGHT, WIDTH
-from cityunit.unit import Event
 from cityunit_sim.board import SimBoard
 from cityunit_sim.sound import Speaker
 from cityunit_sim.view import BUTTONS, CENTER, RADIUS, SCALE, SWITCH, UnitView
@@ -55,7 +55,7 @@ class Play:
         return tuple(self.window.surface.get_at(pos))[:3]
 
     def close(self) -> None:
-        self.board.runtime.close()
+        self.board.close()
         pygame.quit()
 
 
@@ -73,9 +73,9 @@ GLOW = (CENTER[0], CENTER[1] + RADIUS + 14)  # just outside the rim, below the b
 
 def test_clicking_the_switch_and_a_button_goes_through_the_real_input_path(play: Play) -> None:
     play.click(SWITCH.center)
-    assert play.board.runtime.unit.power
+    assert play.board.runtime.snapshot.power
     play.click(AUCTION).wait(200)
-    assert play.board.runtime.unit.mode == "auction"
+    assert play.board.runtime.snapshot.mode == "auction"
     assert play.board.pin("auction").state == 1, "released"
 
 
@@ -96,7 +96,7 @@ def test_the_led_glow_shows_during_an_auction_and_not_before(play: Play) -> None
 def test_the_oled_region_is_exactly_the_firmware_image(play: Play) -> None:
     play.click(SWITCH.center).click(BUILD).wait(2_000)
     firmware = play.board.oled.image
-    assert firmware is not None and play.board.runtime.unit.permit is not None
+    assert firmware is not None and play.board.runtime.snapshot.permit is not None
     rect = UnitView.oled_rect()
     shown = Image.new("1", (WIDTH, HEIGHT))
     for y in range(HEIGHT):
@@ -112,16 +112,16 @@ def test_the_oled_region_is_exactly_the_firmware_image(play: Play) -> None:
 def test_a_held_key_is_a_long_press(play: Play) -> None:
     play.key(pygame.K_SPACE, True)
     play.key(pygame.K_a, True).wait(2_000).key(pygame.K_a, False).wait(100)
-    assert play.board.runtime.unit.mode == "idle", "a long press starts no auction"
+    assert play.board.runtime.snapshot.mode == "idle", "a long press starts no auction"
     play.key(pygame.K_b, True).wait(80).key(pygame.K_b, False).wait(1_000)
-    assert play.board.runtime.unit.mode == "permit"
+    assert play.board.runtime.snapshot.mode == "permit"
 
 
 def test_both_keys_held_pause_the_game(play: Play) -> None:
     play.key(pygame.K_SPACE, True).wait(1_000)
     play.key(pygame.K_a, True).key(pygame.K_b, True).wait(1_600)
     play.key(pygame.K_a, False).key(pygame.K_b, False)
-    assert play.board.runtime.unit.paused
+    assert play.board.runtime.snapshot.paused
 
 
 def test_escape_and_closing_the_window_quit(play: Play) -> None:
@@ -154,18 +154,18 @@ def test_a_recording_can_be_a_folder_of_png_frames(tmp_path: Path) -> None:
 
 
 def test_the_demo_plays_an_auction_and_two_permits() -> None:
-    board = SimBoard(Config(), VirtualClock(), seed=5)
     seen: list[str] = []
-    board.runtime.listeners.append(lambda e: seen.append(e.event))
-    assert run_demo(Window(board), step_ms=250) == 0
+    with SimBoard(Config(), VirtualClock(), seed=5) as board:
+        board.runtime.listeners.append(lambda e: seen.append(e.event))
+        assert run_demo(Window(board), step_ms=250) == 0
     assert seen.count("auction.end") == 1 and seen.count("permit") == 2
 
 
 def test_tones_start_and_stop_on_the_mixer() -> None:
     speaker = Speaker()
     assert speaker.channel is not None, "SDL's dummy audio driver is a sound device"
-    speaker.on_event(Event(0, "tone", {"hz": 2637}))
+    speaker.on_event(Event(0, EventKind.TONE, {"hz": 2637}))
     assert speaker.channel.get_busy()
-    speaker.on_event(Event(12, "tone", {"hz": None}))
+    speaker.on_event(Event(12, EventKind.TONE, {"hz": None}))
     assert not speaker.channel.get_busy()
     pygame.mixer.quit()

@@ -6,15 +6,15 @@ from __future__ import annotations
 import json
 import random
 
-from cityunit.rules import HOUR_MS
-from test_runtime import AUCTION, BUILD, BUZZER, LED, POWER, Rig
+from cityunit.hour import HOUR_MS
+from test_runtime import AUCTION, BUILD, BUZZER, LED, POWER, Rig, make_rig, rig  # noqa: F401
 
 DAY_MS = 24 * 3_600_000
 
 
 def check(rig: Rig, last: list[int]) -> None:
-    unit = rig.runtime.unit
-    state = unit.state()
+    snapshot = rig.runtime.snapshot  # what the loop posted after its last step
+    state = snapshot.state()
     json.dumps(state)
     assert state["mode"] in ("off", "idle", "auction", "permit", "hour_end", "shutdown", "settings")
     assert 0 <= state["hour_elapsed_ms"] <= HOUR_MS
@@ -23,9 +23,9 @@ def check(rig: Rig, last: list[int]) -> None:
     if state["permit"] is not None:
         assert state["mode"] == "permit"
     # The pins follow the core: what the players see and hear is what the unit says.
-    assert abs(float(rig.pin(LED).state) - unit.led_level) < 1e-9
+    assert abs(float(rig.pin(LED).state) - snapshot.led) < 1e-9
     hz = rig.pin(BUZZER).frequency
-    assert (hz is None) == (unit.tone_hz is None)
+    assert (hz is None) == (snapshot.tone_hz is None)
     times = [e.t_ms for e in rig.events[last[0] :]]
     assert times == sorted(times) and (not times or times[0] >= last[1])
     if times:
@@ -33,9 +33,8 @@ def check(rig: Rig, last: list[int]) -> None:
     last[0] = len(rig.events)
 
 
-def test_a_day_of_random_play() -> None:
+def test_a_day_of_random_play(rig: Rig) -> None:
     rng = random.Random(2009)
-    rig = Rig()
     rig.pin(POWER).drive_low()
     rig.at(0)
     last = [0, 0]
@@ -71,4 +70,3 @@ def test_a_day_of_random_play() -> None:
     names = [e.event for e in rig.events]
     assert names.count("auction.start") > 50 and names.count("permit") > 50
     assert names.count("hour.end") >= 5
-    rig.runtime.close()

@@ -1,22 +1,44 @@
-"""Whatever the players do, in any order and at any speed, the unit stays sane."""
+"""Whatever the players do, in any order and at any speed, the unit stays sane, and the
+core keeps its contract: modes hold only their own timers, time and revisions only move on."""
 
 from __future__ import annotations
 
 import json
 import random
+import weakref
+from collections.abc import Callable, Iterator
 
+import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
+from cityunit import modes
 from cityunit.gestures import Button
-from cityunit.rules import HOUR_MS, Rules
-from cityunit.unit import Mode, Unit
+from cityunit.hour import HOUR_MS
+from cityunit.rules import Rules
+from cityunit.timers import Timer
+from cityunit.unit import Unit
 
 buttons = st.sampled_from(list(Button))
 steps = st.one_of(
     st.integers(0, 100), st.integers(0, 3_000), st.integers(0, 70_000), st.integers(0, 1_200_000)
 )
+MODE_NAMES = {cls.name for cls in modes.ALL}
+OWNER: weakref.WeakKeyDictionary[Timer, modes.Mode] = weakref.WeakKeyDictionary()
+
+
+@pytest.fixture(autouse=True)
+def _owners(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Note which mode made each timer."""
+    made = modes.Mode.timer
+
+    def timer(self: modes.Mode, run: Callable[[], None]) -> Timer:
+        OWNER[t := made(self, run)] = self
+        return t
+
+    monkeypatch.setattr(modes.Mode, "timer", timer)
+    yield
 
 
 class UnitMachine(RuleBasedStateMachine):
@@ -24,8 +46,8 @@ class UnitMachine(RuleBasedStateMachine):
         super().__init__()
         self.unit = Unit(Rules(game_hours=1, permit_show_s=5), random.Random(0))
         self.t = 0
-        self.seen = 0
         self.last_t = 0
+        self.revision = -1
         self.open_auctions = 0
 
     @rule(button=buttons)
@@ -58,19 +80,21 @@ class UnitMachine(RuleBasedStateMachine):
     @invariant()
     def sane(self) -> None:
         u = self.unit
-        state = u.state()
+        snap = u.snapshot()
+        state = snap.state()
         json.dumps(state)
-        assert u.mode in Mode
-        if u.mode is Mode.OFF:
-            assert u.led_level == 0.0 and u.tone_hz is None
-            assert state["screen"] == []
-        if not u.power:
-            assert u.mode in (Mode.OFF, Mode.SHUTDOWN)
-        if u.permit is not None:
-            assert u.mode is Mode.PERMIT
+        assert snap.mode in MODE_NAMES
+        if snap.mode == "off":
+            assert snap.led == 0.0 and snap.tone_hz is None and state["screen"] == []
+        if not snap.power:
+            assert snap.mode in ("off", "shutdown")
+        if snap.permit is not None:
+            assert snap.mode == "permit"
         assert 0 <= state["hour_elapsed_ms"] <= HOUR_MS
-        assert 0.0 <= u.led_level <= 1.0
-        for e in u.drain():
+        assert 0.0 <= snap.led <= 1.0
+        assert snap.revision >= self.revision
+        self.revision = snap.revision
+        for e in u.drain().events:
             assert e.t_ms >= self.last_t
             self.last_t = e.t_ms
             json.dumps(e.as_dict())
@@ -78,9 +102,15 @@ class UnitMachine(RuleBasedStateMachine):
                 self.open_auctions += 1
             elif e.event == "auction.end":
                 self.open_auctions -= 1
-        assert self.open_auctions == (1 if u.mode is Mode.AUCTION else 0)
+        assert self.open_auctions == (1 if snap.mode == "auction" else 0)
         nxt = u.next_deadline()
         assert nxt is None or nxt >= u.now
+
+    @invariant()
+    def only_the_current_mode_holds_timers(self) -> None:
+        for timer, mode in list(OWNER.items()):
+            if timer.pending and mode.unit is self.unit:
+                assert mode is self.unit.mode, "a mode left a timer behind"
 
 
 UnitMachine.TestCase.settings = settings(max_examples=150, stateful_step_count=60, deadline=None)

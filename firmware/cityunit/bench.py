@@ -12,7 +12,6 @@ import itertools
 import json
 import logging
 import os
-import random
 import resource
 import socket
 import statistics
@@ -22,20 +21,19 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 
+from cityunit.board import Board
 from cityunit.clock import MonotonicClock, VirtualClock
 from cityunit.config import Config, Parts
 from cityunit.console import Session
-from cityunit.display import Display, luma_device
-from cityunit.parts import Parts as GpioParts
+from cityunit.oled import LumaPanel
+from cityunit.permit import Permit
 from cityunit.render import render
 from cityunit.rules import Rules
-from cityunit.runtime import Runtime
 from cityunit.screens import (
     AuctionScreen,
     HourEndScreen,
@@ -119,39 +117,31 @@ class I2CRecorder:
         pass
 
 
-@dataclass
 class Rig:
     """The firmware on timed mock pins, a recorded SSD1306 and a real clock, in a thread."""
 
-    config: Config
-    factory: MockFactory = field(default_factory=lambda: MockFactory(pin_class=TimedPin))
-    bus: I2CRecorder = field(default_factory=I2CRecorder)
-
-    def __post_init__(self) -> None:
-        make = luma_device(self.config.parts, bus=self.bus)
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.factory = MockFactory(pin_class=TimedPin)
+        self.bus = I2CRecorder()
+        panel = LumaPanel(config.parts, bus=self.bus)
+        self.board = Board(config, MonotonicClock(), pin_factory=self.factory, panel=panel, seed=1)
+        self.runtime = self.board.runtime
         self.events: list[tuple[int, str]] = []
-        self.runtime = Runtime(
-            self.config,
-            MonotonicClock(),
-            parts=lambda on_edge: GpioParts(self.config, on_edge, self.factory),
-            display=lambda fault: Display(make, fault),
-            rng=random.Random(1),
-        )
         self.runtime.listeners.append(
             lambda e: self.events.append((time.perf_counter_ns(), e.event))
         )
         self.thread = threading.Thread(target=self.runtime.run, daemon=True)
         self.thread.start()
 
-    def _heard(self, event: Any) -> None:
-        self.events.append((time.perf_counter_ns(), event.event))
-
     def pin(self, part: str) -> TimedPin:
-        return self.factory.pin(getattr(self.config.pins, part))
+        pin: TimedPin = self.factory.pin(getattr(self.config.pins, part))
+        return pin
 
     def close(self) -> None:
         self.runtime.stop()
         self.thread.join(5)
+        self.board.close()
 
 
 def _ms(ns: float) -> float:
@@ -230,8 +220,8 @@ def auctions(count: int) -> dict[str, float]:
 
 def rendering(frames: int) -> dict[str, float]:
     screens = [
-        HourScreen(1, "12:34"), AuctionScreen(2), SoldScreen(False), PermitScreen(3),
-        PermitScreen("station"), PermitScreen(2, drawing=True), HourEndScreen(2),
+        HourScreen(1, "12:34"), AuctionScreen(2), SoldScreen(False), PermitScreen(Permit.THREE),
+        PermitScreen(Permit.STATION), PermitScreen(Permit.TWO, drawing=True), HourEndScreen(2),
     ]  # fmt: skip
     times = []
     for n in range(frames):
@@ -298,23 +288,19 @@ def _rss_mb(pid: int) -> float:
 
 def virtual_hour() -> dict[str, float]:
     """An hour of play through the console protocol, on the virtual clock, events on."""
-    factory = MockFactory(pin_class=MockPWMPin)
     config = Config(parts=Parts(display="none"))
-    runtime = Runtime(
-        config, VirtualClock(), parts=lambda on_edge: GpioParts(config, on_edge, factory),
-        rng=random.Random(3),
-    )  # fmt: skip
+    factory = MockFactory(pin_class=MockPWMPin)
     lines: list[str] = []
-    session = Session(runtime, lines.append, simulator=True)
     script = [b"EVENTS ON", b"SWITCH ON"]
     for _ in range(60):  # an auction run to its end every minute, a permit every 30 s
         script += [b"PRESS BUILD", b"ADVANCE 1000", b"PRESS AUCTION", b"ADVANCE 50000"]
         script += [b"PRESS BUILD", b"ADVANCE 9000"]
-    t0 = time.perf_counter_ns()
-    for line in script:
-        session.receive(line)
-    wall = _ms(time.perf_counter_ns() - t0)
-    runtime.close()
+    with Board(config, VirtualClock(), pin_factory=factory, seed=3) as board:
+        session = Session(board.runtime, lines.append, simulator=True)
+        t0 = time.perf_counter_ns()
+        for line in script:
+            session.receive(line)
+        wall = _ms(time.perf_counter_ns() - t0)
     events = sum(line.startswith("EVT ") for line in lines)
     return {"virtual_hour_wall_ms": wall, "virtual_hour_events": events}
 

@@ -3,17 +3,32 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
+import os
 import random
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cityunit import __version__
+
+if TYPE_CHECKING:
+    from gpiozero.pins import Factory
+
+    from cityunit.board import Board
+    from cityunit.clock import Clock
+    from cityunit.config import Config
+    from cityunit.doctor import Doctor
+    from cityunit.link import Served
+    from cityunit.runtime import Inbox
+    from cityunit_sim.board import SimBoard
 
 log = logging.getLogger("cityunit")
 
 
-def _config(path: Path | None, system_default: bool):
+def _config(path: Path | None, system_default: bool) -> Config | None:
     """The config, or None after printing each mistake on its own line."""
     from cityunit.config import Config, ConfigError, load
 
@@ -25,68 +40,79 @@ def _config(path: Path | None, system_default: bool):
         return None
 
 
+@contextlib.contextmanager
+def _serving(clock: Clock) -> Iterator[Inbox]:
+    """The loop's inbox, with SIGTERM and SIGINT stopping it: in place before anything
+    else starts, so a signal during start-up still ends in a clean stop, the game saved."""
+    from cityunit.runtime import Inbox, Stop, stop_on_signals
+
+    with Inbox() as inbox, stop_on_signals(lambda: inbox.put(Stop(clock.now_ms())), inbox):
+        yield inbox
+
+
 def _run(args: argparse.Namespace) -> int:
     from cityunit.clock import MonotonicClock
 
-    config = _config(args.config, system_default=True)
-    if config is None:
-        return 2
-    if args.check:
-        print(f"{config.source}: OK")
-        return 0
+    clock = MonotonicClock()
+    with _serving(clock) as inbox:
+        config = _config(args.config, system_default=True)
+        if config is None:
+            return 2
+        if args.check:
+            print(f"{config.source}: OK")
+            return 0
+        return _serve_unit(args, config, clock, inbox)
 
-    from cityunit.display import Display, luma_device
-    from cityunit.parts import Parts, pin_factory
-    from cityunit.runtime import Runtime, stop_on_signals
 
-    factory = pin_factory()
-    display = None
-    if config.parts.display != "none":
-        make = luma_device(config.parts)
-        display = lambda fault: Display(make, fault)  # noqa: E731
-    import os
-
+def _state_dir(config: Config) -> Path | None:
+    """Where the game is kept: the config's, else systemd's StateDirectory; made if missing."""
     state = config.system.state_dir or os.environ.get("STATE_DIRECTORY", "").split(":")[0]
     if not state:
         log.info("no state directory (state.dir, or the service's): a restart starts afresh")
-    else:
-        try:
-            Path(state).mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            log.error("state directory %s: %s; a restart will start afresh", state, e.strerror)
-            state = ""
+        return None
+    try:
+        Path(state).mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        log.error("state directory %s: %s; a restart will start afresh", state, e.strerror)
+        return None
+    return Path(state)
+
+
+def _serve_unit(args: argparse.Namespace, config: Config, clock: Clock, inbox: Inbox) -> int:
+    from cityunit.board import Board
     from cityunit.notify import Notifier
+    from cityunit.oled import LumaPanel
+    from cityunit.parts import pin_factory
 
     notifier = Notifier()
     heartbeat = None if notifier.watchdog_ms is None else (notifier.watchdog_ms, notifier.watchdog)
-    runtime = Runtime(
-        config,
-        MonotonicClock(),
-        parts=lambda on_edge: Parts(config, on_edge, factory),
-        display=display,
-        rng=random.Random(args.seed),
-        state_dir=Path(state) if state else None,
-        heartbeat=heartbeat,
-        status=notifier.status,
-    )
-    served = None
-    if config.system.console_port:
-        from cityunit.link import Served, open_serial
-
-        try:
-            link = open_serial(config.system.console_port, config.system.console_baudrate)
-        except Exception as e:  # the unit plays without its console
-            log.error("console: cannot open %s: %s", config.system.console_port, e)
-        else:
-            served = Served(runtime, link, simulator=False)
-            log.info("console on %s", config.system.console_port)
-    stop_on_signals(runtime)
-    log.info("cityunit %s running (%s)", __version__, config.source)
-    runtime.run(ready=notifier.ready)
-    notifier.stopping()
-    if served is not None:
-        served.flush()
+    panel = None if config.parts.display == "none" else LumaPanel(config.parts)
+    with Board(
+        config, clock, pin_factory=pin_factory(), panel=panel, seed=args.seed,
+        state_dir=_state_dir(config), inbox=inbox, heartbeat=heartbeat, status=notifier.status,
+    ) as board:  # fmt: skip
+        served = _serial_console(board, config)
+        log.info("cityunit %s running (%s)", __version__, config.source)
+        board.runtime.run(ready=notifier.ready)
+        notifier.stopping()
+        if served is not None:
+            served.flush()
     return 0
+
+
+def _serial_console(board: Board, config: Config) -> Served | None:
+    """The console on the configured serial port; the unit plays without it if it fails."""
+    if not config.system.console_port:
+        return None
+    from cityunit.link import Served, open_serial
+
+    try:
+        link = open_serial(config.system.console_port, config.system.console_baudrate)
+    except Exception as e:
+        log.error("console: cannot open %s: %s", config.system.console_port, e)
+        return None
+    log.info("console on %s", config.system.console_port)
+    return Served(board.runtime, link, simulator=False)
 
 
 def _sim_mode(args: argparse.Namespace) -> str:
@@ -105,45 +131,50 @@ def _sim_mode(args: argparse.Namespace) -> str:
 
 
 def _sim(args: argparse.Namespace) -> int:
-    import os
-
     from cityunit.clock import MonotonicClock, VirtualClock
-    from cityunit_sim.board import SimBoard
 
-    config = _config(args.config, system_default=False)
-    if config is None:
-        return 2
-    mode = _sim_mode(args)
-    virtual = args.clock == "virtual" or args.demo
-    if virtual and mode != "headless" and not args.demo:
-        print("cityunit sim: --clock virtual needs --headless (or --demo)", file=sys.stderr)
-        return 2
     if args.speed <= 0:
         print("cityunit sim: --speed must be above 0", file=sys.stderr)
         return 2
+    virtual = args.clock == "virtual" or args.demo
+    clock: Clock = VirtualClock() if virtual else MonotonicClock(args.speed)
+    with _serving(clock) as inbox:
+        config = _config(args.config, system_default=False)
+        if config is None:
+            return 2
+        mode = _sim_mode(args)
+        if virtual and mode != "headless" and not args.demo:
+            print("cityunit sim: --clock virtual needs --headless (or --demo)", file=sys.stderr)
+            return 2
+        return _simulate(args, config, clock, inbox, mode)
+
+
+def _simulate(
+    args: argparse.Namespace, config: Config, clock: Clock, inbox: Inbox, mode: str
+) -> int:
+    from cityunit_sim.board import SimBoard
+
     seed = args.seed if args.seed is not None else random.randrange(2**32)
-    clock = VirtualClock() if virtual else MonotonicClock(args.speed)
     if args.demo and not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
         os.environ.setdefault("SDL_VIDEODRIVER", "dummy")  # record without a screen
-    board = SimBoard(config, clock, seed)
-    log.info("cityunit %s simulator (%s): %s clock, seed %d", __version__, mode,
-             "virtual" if virtual else "real", seed)  # fmt: skip
-    if mode == "window":
-        from cityunit_sim.window import Window, run_demo
+    with SimBoard(config, clock, seed, inbox=inbox) as board:
+        log.info("cityunit %s simulator (%s): %s clock, seed %d", __version__, mode,
+                 "virtual" if clock.virtual else "real", seed)  # fmt: skip
+        if mode == "window":
+            from cityunit_sim.window import Window, run_demo
 
-        window = Window(board, args.speed, args.record)
-        return run_demo(window) if args.demo else window.run()
-    if mode == "terminal":
-        from cityunit_sim.terminal import Terminal
+            window = Window(board, args.speed, args.record)
+            return run_demo(window) if args.demo else window.run()
+        if mode == "terminal":
+            from cityunit_sim.terminal import Terminal
 
-        return Terminal(board, args.speed).run()
-    return _headless(board, args.console)
+            return Terminal(board, args.speed).run()
+        return _headless(board, args.console)
 
 
-def _headless(board, console: str) -> int:
+def _headless(board: SimBoard, console: str) -> int:
     from cityunit.link import FdLink, PtyLink, Served
     from cityunit.notify import Notifier
-    from cityunit.runtime import stop_on_signals
 
     runtime = board.runtime
     served = None
@@ -157,7 +188,6 @@ def _headless(board, console: str) -> int:
         link = PtyLink()
         served = Served(runtime, link, simulator=True)
         print(link.path, flush=True)
-    stop_on_signals(runtime)
     runtime.run(ready=Notifier().ready)  # under systemd or a bench: the first frame is up
     if served is not None:
         served.flush()
@@ -187,12 +217,14 @@ def _doctor(args: argparse.Namespace) -> int:
     return code
 
 
-def _wiring_test(args: argparse.Namespace, doctor, factory) -> int:
+def _wiring_test(args: argparse.Namespace, doctor: Doctor, factory: Factory | None) -> int:
     import time
 
+    from luma.core.error import Error as LumaError
+
     from cityunit.config import load
-    from cityunit.display import luma_device
     from cityunit.doctor import FAIL, WiringTest, report
+    from cityunit.oled import LumaPanel
     from cityunit.parts import Parts
 
     if any(f.level == FAIL and f.what in ("config", "GPIO", "pins") for f in doctor.findings):
@@ -202,18 +234,20 @@ def _wiring_test(args: argparse.Namespace, doctor, factory) -> int:
         print("the service holds the pins: `sudo systemctl stop cityunit`, then run this again")
         return 1
     config = load(args.config)
-    display = None
+    panel = None
     if config.parts.display != "none":
+        panel = LumaPanel(config.parts)
         try:
-            display = luma_device(config.parts)()
-        except Exception as e:  # the rest of the test is still worth doing
+            panel.start()
+        except (OSError, LumaError) as e:  # the rest of the test is still worth doing
             print(f"(no display to test: {e})")
-    parts = Parts(config, lambda name, level: None, factory)
-    try:
-        test = WiringTest(config, parts, ask=input, display=display, pause=time.sleep)
+            panel.close()
+            panel = None
+    with Parts(config, lambda name, level: None, factory) as parts:
+        test = WiringTest(config, parts, ask=input, display=panel, pause=time.sleep)
         code = test.run()
-    finally:
-        parts.close()
+    if panel is not None:
+        panel.close()
     doctor.findings = test.findings
     print(report(doctor))
     print("every wire is right" if code == 0 else "fix each FAIL above, then run this again")

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cityunit.rules import PERMITS, Rules, setting
+from cityunit.permit import Permit
+from cityunit.rules import Rules, setting
 
 I2C_PINS = {2: "SDA", 3: "SCL"}
 DEFAULT_PATH = Path("/etc/cityunit/config.toml")
@@ -109,12 +110,12 @@ def _check(value: Any, f: dataclasses.Field[Any], kind: Any) -> tuple[Any, str |
 
 
 def _check_odds(value: Any) -> tuple[Any, str | None]:
-    names = ", ".join(f'"{p}"' for p in PERMITS)
+    names = ", ".join(f'"{p.value}"' for p in Permit)
     if not isinstance(value, dict):
         return None, f"must be a table of weights for {names}"
     odds = {}
     for key, weight in value.items():
-        permit = next((p for p in PERMITS if str(p) == str(key).lower()), None)
+        permit = Permit.named(str(key))
         if permit is None:
             return None, f"unknown permit {key!r}; permits are {names}"
         if isinstance(weight, bool) or not isinstance(weight, int) or weight < 0:

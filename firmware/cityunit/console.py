@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 from cityunit import __version__, settings
 from cityunit.clock import VirtualClock
+from cityunit.events import Event
 from cityunit.gestures import Button
 from cityunit.runtime import Runtime
-from cityunit.unit import Event
 
 MAX_LINE = 256
 MAX_HOLD_MS = 600_000
@@ -187,20 +187,21 @@ class Session:
         button = _button(args[0])
         ms = _int(args[1], 1, MAX_HOLD_MS, "ms")
         runtime = self.runtime
-        runtime.unit.press(button, runtime.clock.now_ms())
+        pressed = runtime.clock.now_ms()
+        runtime.unit.press(button, pressed)
         if self.virtual:
             self._advance_by(ms)
             runtime.unit.release(button, runtime.clock.now_ms())
             return "OK"
         self._busy = True
 
-        def release() -> None:
-            runtime.unit.release(button, runtime.clock.now_ms())
+        def release(at: int) -> None:
+            runtime.unit.release(button, at)
             self._busy = False
             self._reply("OK")
             self._drain()
 
-        runtime.later(runtime.clock.now_ms() + ms, release)
+        runtime.later(pressed + ms, release)
         return None
 
     def _switch(self, args: list[str]) -> str:
@@ -266,5 +267,5 @@ class Session:
             seed = int(args[0])
         except ValueError:
             raise CommandError("bad-argument", "the seed must be a whole number") from None
-        self.runtime.unit.rng.seed(seed)
+        self.runtime.unit.reseed(seed)
         return "OK"

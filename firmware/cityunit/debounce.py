@@ -8,7 +8,10 @@ gpiozero's MockFactory ignores `bounce_time`, and so does this unit: it debounce
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+
+from cityunit.timers import Timers
 
 
 @dataclass
@@ -39,3 +42,34 @@ class Debouncer:
         self.level = self.raw
         self.quiet_at = t + self.window_ms
         return self.level
+
+
+class Contact:
+    """A button or switch contact: raw edges in, debounced levels out, on their own time.
+
+    When a chatter window closes, its own timer checks the contact's real level again.
+    """
+
+    def __init__(
+        self,
+        window_ms: int,
+        timers: Timers,
+        now: Callable[[], int],
+        changed: Callable[[bool], None],
+    ) -> None:
+        self._bouncer = Debouncer(window_ms)
+        self._quiet = timers.timer(lambda: self._then(self._bouncer.settle(now())))
+        self._changed = changed
+
+    def edge(self, level: bool, t: int) -> None:
+        self._then(self._bouncer.edge(level, t))
+
+    def assume(self, level: bool) -> None:
+        """The level read at start: no edge, nothing to act on."""
+        self._bouncer.level = self._bouncer.raw = level
+
+    def _then(self, level: bool | None) -> None:
+        if self._bouncer.quiet_at is not None:
+            self._quiet.set(self._bouncer.quiet_at)
+        if level is not None:
+            self._changed(level)

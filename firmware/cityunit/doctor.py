@@ -195,7 +195,7 @@ class WiringTest:
     config: Config
     parts: Any  # cityunit.parts.Parts
     ask: Callable[[str], str]  # shows a line, returns the person's answer
-    display: Any = None  # a luma device, or None
+    display: Any = None  # a cityunit.oled.LumaPanel, or None
     wait_s: float = WAIT_S
     pause: Callable[[float], None] = lambda s: None
     findings: list[Finding] = field(default_factory=list)
@@ -208,17 +208,17 @@ class WiringTest:
         ):
             self.contact(name, f"Press and hold {label}", "Release it", pin)
         self.contact("power", "Slide the switch ON", "Slide it OFF", pins.power)
-        self.parts.set_led(1.0)
+        self.parts.light(1.0)
         self.confirm(
             "LED",
             "Is the red LED lit?",
             f"check GPIO{pins.led}, the resistor, and the LED's long leg",
         )
-        self.parts.set_led(0.0)
+        self.parts.light(0.0)
         for hz in TEST_TONES:
-            self.parts.set_tone(hz)
+            self.parts.sound(hz)
             self.pause(0.3)
-        self.parts.set_tone(None)
+        self.parts.sound(None)
         self.confirm(
             "buzzer", "Did you hear three rising beeps?",
             f"check GPIO{pins.buzzer}, the transistor's legs (E-B-C) and 5V to the buzzer",
@@ -227,7 +227,7 @@ class WiringTest:
             self.display.display(test_pattern())
             self.confirm("OLED", "Does the screen show a frame, squares and 'doctor'?",
                          "check the display's pin order and its address")  # fmt: skip
-            self.display.clear()
+            self.display.blank()
         return 1 if any(f.level == FAIL for f in self.findings) else 0
 
     def contact(self, name: str, press: str, release: str, pin: int) -> None:

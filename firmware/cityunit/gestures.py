@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from cityunit.deadlines import Deadlines
+from cityunit.timers import Timers
 
 
 class Button(StrEnum):
@@ -38,6 +38,8 @@ class Gesture(StrEnum):
 CHORD_HOLD_MS = 5_000
 STUCK_MS = 10_000
 
+Heard = Callable[[Gesture, Button | None], None]
+
 
 @dataclass
 class _Held:
@@ -47,63 +49,53 @@ class _Held:
 
 
 class Gestures:
-    def __init__(
-        self,
-        deadlines: Deadlines,
-        long_ms: int,
-        emit: Callable[[Gesture, Button | None], None],
-    ) -> None:
-        self._deadlines = deadlines
+    def __init__(self, timers: Timers, long_ms: int, heard: Heard) -> None:
         self._long_ms = long_ms
-        self._emit = emit
+        self._heard = heard
         self._held: dict[Button, _Held] = {}
-        self._chord = False
+        self._long = {b: timers.timer(lambda b=b: self._long_press(b)) for b in Button}
+        self._stuck = {b: timers.timer(lambda b=b: self._stuck_down(b)) for b in Button}
+        self._chord = timers.timer(lambda: self._heard(Gesture.CHORD, None))
+        self._chord_hold = timers.timer(lambda: self._heard(Gesture.CHORD_HOLD, None))
 
     def down(self, button: Button, t: int) -> None:
         if button in self._held:
             return
         held = self._held[button] = _Held(t)
-        self._emit(Gesture.DOWN, button)
+        self._heard(Gesture.DOWN, button)
         other = self._held.get(button.other)
         if other is not None and not other.stuck:
             held.spent = other.spent = True
-            self._deadlines.cancel(f"long.{button.other}")
-            self._chord = True
-            self._deadlines.set("chord", t + self._long_ms, self._chord_fired)
-            self._deadlines.set("chord.hold", t + CHORD_HOLD_MS, self._chord_held)
+            self._long[button.other].cancel()
+            self._chord.set(t + self._long_ms)
+            self._chord_hold.set(t + CHORD_HOLD_MS)
         else:
-            self._deadlines.set(f"long.{button}", t + self._long_ms, lambda: self._long(button))
-        self._deadlines.set(f"stuck.{button}", t + STUCK_MS, lambda: self._stuck(button))
+            self._long[button].set(t + self._long_ms)
+        self._stuck[button].set(t + STUCK_MS)
 
     def up(self, button: Button, t: int) -> None:
         held = self._held.pop(button, None)
         if held is None:
             return
-        self._deadlines.cancel(f"long.{button}", f"stuck.{button}")
+        self._long[button].cancel()
+        self._stuck[button].cancel()
         self._end_chord()
         if held.stuck:
-            self._emit(Gesture.UNSTUCK, button)
+            self._heard(Gesture.UNSTUCK, button)
         elif not held.spent:
-            self._emit(Gesture.TAP, button)
+            self._heard(Gesture.TAP, button)
 
     def _end_chord(self) -> None:
-        if self._chord:
-            self._chord = False
-            self._deadlines.cancel("chord", "chord.hold")
+        self._chord.cancel()
+        self._chord_hold.cancel()
 
-    def _long(self, button: Button) -> None:
+    def _long_press(self, button: Button) -> None:
         self._held[button].spent = True
-        self._emit(Gesture.LONG, button)
+        self._heard(Gesture.LONG, button)
 
-    def _chord_fired(self) -> None:
-        self._emit(Gesture.CHORD, None)
-
-    def _chord_held(self) -> None:
-        self._emit(Gesture.CHORD_HOLD, None)
-
-    def _stuck(self, button: Button) -> None:
+    def _stuck_down(self, button: Button) -> None:
         held = self._held[button]
         held.stuck = held.spent = True
-        self._deadlines.cancel(f"long.{button}")
+        self._long[button].cancel()
         self._end_chord()
-        self._emit(Gesture.STUCK, button)
+        self._heard(Gesture.STUCK, button)

@@ -1,13 +1,17 @@
-"""The hour of play's clock: it runs, pauses, and is taken back after a restart."""
+"""The hour of play's clock: a value that runs, pauses, and is taken back after a restart.
+
+Immutable, so a snapshot handed to another thread can tell the time played at any
+instant without reaching back into the core.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cityunit.rules import HOUR_MS
+HOUR_MS = 3_600_000
 
 
-@dataclass
+@dataclass(frozen=True)
 class HourClock:
     banked: int = 0  # ms of the hour played before `since`
     since: int | None = None  # unit time it last started running; None while stopped
@@ -20,14 +24,12 @@ class HourClock:
         running = 0 if self.since is None else now - self.since
         return min(HOUR_MS, self.banked + running)
 
-    def start(self, now: int, banked: int = 0) -> None:
-        self.banked, self.since = banked, now
+    def started(self, now: int) -> HourClock:
+        """Running from `now`, with what was played so far."""
+        return HourClock(self.banked, now)
 
-    def stop(self, now: int) -> None:
-        self.banked, self.since = self.elapsed(now), None
-
-    def reset(self) -> None:
-        self.banked, self.since = 0, None
+    def stopped(self, now: int) -> HourClock:
+        return HourClock(self.elapsed(now))
 
     def when(self, elapsed: int) -> int | None:
         """The unit time at which `elapsed` ms of the hour will have been played."""

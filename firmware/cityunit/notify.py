@@ -24,6 +24,7 @@ class Notifier:
         mine = not pid or pid == str(os.getpid())
         # Feed the watchdog at twice the rate it needs, as sd_watchdog_enabled advises.
         self.watchdog_ms = int(usec) // 2000 if usec.isdigit() and int(usec) > 0 and mine else None
+        self._status = ""  # what systemd was last told
 
     def send(self, *fields: str) -> None:
         if self.address is None:
@@ -39,7 +40,10 @@ class Notifier:
         self.send("WATCHDOG=1")
 
     def status(self, text: str) -> None:
-        self.send(f"STATUS={text}")
+        """A line for `systemctl status`, sent only when it changes."""
+        if text != self._status:
+            self._status = text
+            self.send(f"STATUS={text}")
 
     def stopping(self) -> None:
         self.send("STOPPING=1")

@@ -10,8 +10,10 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable
+from functools import partial
+from typing import TypeVar
 
-from gpiozero import LED, PWMLED, Buzzer, DigitalInputDevice, TonalBuzzer
+from gpiozero import LED, PWMLED, Buzzer, Device, DigitalInputDevice, TonalBuzzer
 from gpiozero.pins import Factory
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 from gpiozero.tones import Tone
@@ -23,6 +25,7 @@ DUTY = {"off": 0.0, "low": 0.03, "medium": 0.12, "high": 0.5}
 # 440 Hz to 7 kHz: every tone the unit plays, with room to spare.
 BUZZER_MID = Tone("A6")
 BUZZER_OCTAVES = 2
+D = TypeVar("D", bound=Device)
 
 
 def pin_factory() -> Factory | None:
@@ -38,7 +41,11 @@ def pin_factory() -> Factory | None:
 
 
 class Parts:
-    """Owns every GPIO device of the unit; `close()` releases them all."""
+    """Owns every GPIO device of the unit; `close()` releases them all (also on `with`).
+
+    The LED and buzzer drivers are picked once: a dimmable or a plain LED, a passive
+    buzzer's tones or an active one switched on and off.
+    """
 
     def __init__(
         self,
@@ -47,8 +54,9 @@ class Parts:
         factory: Factory | None = None,
     ) -> None:
         pins, kind = config.pins, config.parts
-        self._devices: list = []
-        self._duty = DUTY["high"]
+        self._devices: list[Device] = []
+        self._level: float | None = None  # what the LED and the buzzer were last told
+        self._sound: tuple[int | None, float] | None = None
         try:
             # Plain inputs rather than gpiozero Buttons: holds are timed by the core, and
             # Button's hold thread would cost a thread per button (and ~0.4 s to close).
@@ -62,59 +70,77 @@ class Parts:
             for name, contact in self.inputs.items():
                 contact.when_activated = lambda name=name: on_edge(name, True)
                 contact.when_deactivated = lambda name=name: on_edge(name, False)
-            led_class = PWMLED if kind.led_pwm else LED
-            self.led = self._own(led_class(pins.led, pin_factory=factory))
-            self.buzzer: TonalBuzzer | Buzzer
+            if kind.led_pwm:
+                led = self._own(PWMLED(pins.led, pin_factory=factory))
+                self._set_led: Callable[[float], None] = lambda level: setattr(led, "value", level)
+            else:
+                plain = self._own(LED(pins.led, pin_factory=factory))
+                self._set_led = lambda level: setattr(plain, "value", level >= 0.5)
             if kind.buzzer == "passive":
-                self.buzzer = self._own(
+                tonal = self._own(
                     TonalBuzzer(
-                        pins.buzzer,
-                        mid_tone=BUZZER_MID,
-                        octaves=BUZZER_OCTAVES,
+                        pins.buzzer, mid_tone=BUZZER_MID, octaves=BUZZER_OCTAVES,
                         pin_factory=factory,
                     )
-                )
+                )  # fmt: skip
+                self._set_sound: Callable[[int | None, float], None] = partial(_tone, tonal)
             else:
-                self.buzzer = self._own(Buzzer(pins.buzzer, pin_factory=factory))
+                active = self._own(Buzzer(pins.buzzer, pin_factory=factory))
+                self._set_sound = lambda hz, duty: setattr(
+                    active, "value", hz is not None and duty > 0
+                )
         except Exception:
             self.close()
             raise
 
-    def _own(self, device):
+    def _own(self, device: D) -> D:
         self._devices.append(device)
         return device
+
+    def __enter__(self) -> Parts:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def is_pressed(self, name: str) -> bool:
         return bool(self.inputs[name].is_active)
 
-    def set_led(self, level: float) -> None:
-        if isinstance(self.led, PWMLED):
-            self.led.value = level
-        else:
-            self.led.value = level >= 0.5
+    def light(self, level: float) -> None:
+        if level != self._level:
+            self._level = level
+            self._set_led(level)
 
-    def set_volume(self, volume: str) -> None:
-        """Loudness for the next tones (a passive buzzer's duty cycle; an active one is on/off)."""
-        self._duty = DUTY[volume]
-
-    def set_tone(self, hz: int | None) -> None:
-        if isinstance(self.buzzer, TonalBuzzer):
-            if hz is None or self._duty == 0:
-                self.buzzer.stop()
-            else:
-                self.buzzer.play(Tone.from_frequency(hz))
-                self.buzzer.pwm_device.value = self._duty
-        else:
-            self.buzzer.value = hz is not None and self._duty > 0
+    def sound(self, hz: int | None, volume: str = "high") -> None:
+        """A tone (None: silence) at a loudness: a passive buzzer's duty cycle."""
+        sound = (hz, DUTY[volume])
+        if sound != self._sound:
+            self._sound = sound
+            self._set_sound(*sound)
 
     def quiet(self) -> None:
         """LED off and buzzer silent: what SIGTERM and every exit leave behind."""
-        for action in (lambda: self.set_led(0.0), lambda: self.set_tone(None)):
+        self._level, self._sound = 0.0, (None, 0.0)
+        for action in (lambda: self._set_led(0.0), lambda: self._set_sound(None, 0.0)):
             with contextlib.suppress(Exception):  # one failed device must not stop the other
                 action()
 
+    @property
+    def closed(self) -> bool:
+        return not self._devices
+
     def close(self) -> None:
-        self.quiet()
+        """Idempotent: the outputs are left quiet, then every device is released."""
+        if self._devices:
+            self.quiet()
         for device in reversed(self._devices):
             device.close()
         self._devices.clear()
+
+
+def _tone(buzzer: TonalBuzzer, hz: int | None, duty: float) -> None:
+    if hz is None or duty == 0:
+        buzzer.stop()
+    else:
+        buzzer.play(Tone.from_frequency(hz))
+        buzzer.pwm_device.value = duty

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from PIL import Image, ImageDraw, ImageFont
 
+from cityunit.permit import Permit
 from cityunit.screens import (
     DOTS,
     AuctionScreen,
@@ -119,10 +120,10 @@ def render(screen: Screen, lang: str) -> Image.Image:
             if drawing:
                 draw.rectangle((40, 17, 87, 52), outline=1)
             if visible or drawing:
-                if value == "station":
+                if value is Permit.STATION:
                     station_icon(draw, WIDTH // 2, 35)
                 else:
-                    _text(draw, 17, str(value), 38)
+                    _text(draw, 17, str(value.buildings), 38)
             if not drawing:
                 _text(draw, 53, lines[2], 10)
         case HourEndScreen():
@@ -137,10 +138,10 @@ def render(screen: Screen, lang: str) -> Image.Image:
                 _text(draw, 38, lines[2], 12)
             x = max(2, (WIDTH - 12 * len(permits)) // 2)
             for permit in permits:
-                if permit == "station":
+                if permit is Permit.STATION:
                     mini_station(draw, x + 1, 38)
                 else:
-                    draw.text((x + 5, 37), str(permit), font=font(13), fill=1, anchor="mt")
+                    draw.text((x + 5, 37), str(permit.value), font=font(13), fill=1, anchor="mt")
                 x += 12
         case MenuScreen(item="new_game"):
             _title(draw, lines[0])

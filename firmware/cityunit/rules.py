@@ -9,20 +9,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-HOUR_MS = 3_600_000
+from cityunit.permit import Permit
 
-# A build permit: 1, 2 or 3 buildings, or one free station.
-Permit = int | str
-PERMITS: tuple[Permit, ...] = (1, 2, 3, "station")
+
+def _odds(one: int, two: int, three: int, station: int) -> dict[Permit, int]:
+    return {Permit.ONE: one, Permit.TWO: two, Permit.THREE: three, Permit.STATION: station}
+
 
 # No rulebook gives the original's odds. Our choice ("classic"): small builds are
 # common, a 3-building turn and the free station each come one turn in five.
-DEFAULT_ODDS: dict[Permit, int] = {1: 30, 2: 30, 3: 20, "station": 20}
+DEFAULT_ODDS = _odds(30, 30, 20, 20)
 ODDS_PRESETS: dict[str, dict[Permit, int]] = {
     "classic": DEFAULT_ODDS,
-    "uniform": {1: 25, 2: 25, 3: 25, "station": 25},
+    "uniform": _odds(25, 25, 25, 25),
     # "builder": a faster game, cities grow quicker (3 buildings as often as 2).
-    "builder": {1: 20, 2: 30, 3: 30, "station": 20},
+    "builder": _odds(20, 30, 30, 20),
 }
 VOLUMES = ("off", "low", "medium", "high")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cityunit.rules import Permit
+from cityunit.permit import Permit
 
 TEXT = {
     "en": {
@@ -119,10 +119,11 @@ class PermitScreen:
 
     def lines(self, lang: str) -> list[str]:
         t = TEXT[lang]
-        if self.value == "station":
+        if self.value is Permit.STATION:
             big, small = "STATION", t["station"]
         else:
-            big, small = str(self.value), t["building" if self.value == 1 else "buildings"]
+            big = str(self.value.buildings)
+            small = t["building" if self.value is Permit.ONE else "buildings"]
         if self.drawing:
             return [t["permit"], big, "..."]
         return [t["permit"], big if self.visible else "", small]
@@ -146,14 +147,14 @@ class MenuScreen:
     item: str  # a setting's name, "history" or "new_game"
     title: str = ""  # a setting's title, in the language
     value: str = ""  # its current choice, in words
-    permits: tuple = ()  # the history, newest first
+    permits: tuple[Permit, ...] = ()  # the history, newest first
 
     def lines(self, lang: str) -> list[str]:
         t = TEXT[lang]
         head = t["settings"].format(i=self.index + 1, n=self.count)
         if self.item == "history":
             station = "G" if lang == "fr" else "S"
-            text = " ".join(station if p == "station" else str(p) for p in self.permits)
+            text = " ".join(station if p is Permit.STATION else str(p.value) for p in self.permits)
             return [head, t["history"], text or t["none"]]
         if self.item == "new_game":
             return [head, t["new_game"], t["start"]]

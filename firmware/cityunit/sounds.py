@@ -8,8 +8,9 @@ without its OLED still tells the players what happened.
 from __future__ import annotations
 
 from cityunit.patterns import Pattern, steady
+from cityunit.permit import Permit
 
-Tone = Pattern["int | None"]
+Tone = Pattern[int | None]
 Light = Pattern[float]
 
 REST: None = None
@@ -58,24 +59,23 @@ MENU_CLOSE = tune((2637, 60), (2093, 60), (1568, 60))
 MENU_CHANGE = tune((3136, 50))
 
 
-def permit_tune(value: int | str) -> Tone:
+def permit_tune(permit: Permit) -> Tone:
     """As many beeps as buildings; a two-tone whistle for the station."""
-    if value == "station":
+    if permit is Permit.STATION:
         return tune((1760, 220), (2217, 220), (1760, 220), (2217, 380))
     beep = tune((2637, 110), (REST, 110))
-    return beep * int(value)
+    return beep * permit.buildings
 
 
-def permit_light(value: int | str) -> Light:
+def permit_light(permit: Permit) -> Light:
     """As many blinks as buildings (readable without the OLED); the station flashes."""
-    if value == "station":
+    if permit is Permit.STATION:
         return Pattern(((1.0, 200), (0.0, 200)), repeat=True)
-    return Pattern(((1.0, 110), (0.0, 110)) * int(value) + ((0.0, 1000),), repeat=True)
+    return Pattern(((1.0, 110), (0.0, 110)) * permit.buildings + ((0.0, 1000),), repeat=True)
 
 
 DARK: Light = steady(0.0)
 LIT: Light = steady(1.0)
-SILENT: Tone = steady(None)
 AUCTION_FLASH: Light = Pattern(((1.0, 500), (0.0, 500)), repeat=True)
 # At least twice as fast as the steady flash: here four times, unmistakable.
 AUCTION_FINAL_FLASH: Light = Pattern(((1.0, 125), (0.0, 125)), repeat=True)

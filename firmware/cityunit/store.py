@@ -91,8 +91,7 @@ class Saver:
         self._cond = threading.Condition()
         self._pending: bytes | None = None
         self._busy = False
-        self._closed = False
-        self.saves = 0
+        self.closed = False
         self._thread = threading.Thread(target=self._run, name="state-saver", daemon=True)
         self._thread.start()
 
@@ -106,7 +105,7 @@ class Saver:
     def _run(self) -> None:
         while True:
             with self._cond:
-                while self._pending is None and not self._closed:
+                while self._pending is None and not self.closed:
                     self._cond.wait()
                 if self._pending is None:
                     return
@@ -114,7 +113,6 @@ class Saver:
                 self._busy = True
             try:
                 save_atomic(self.path, data)
-                self.saves += 1
             except OSError as e:
                 log.error("%s: cannot save the game's state: %s", self.path, e.strerror or e)
             with self._cond:
@@ -126,9 +124,16 @@ class Saver:
         with self._cond:
             return self._cond.wait_for(lambda: self._pending is None and not self._busy, timeout)
 
+    def __enter__(self) -> Saver:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def close(self, timeout: float = 5.0) -> None:
+        """Every snapshot handed over is written, then the thread ends. Idempotent."""
         self.flush(timeout)
         with self._cond:
-            self._closed = True
+            self.closed = True
             self._cond.notify_all()
         self._thread.join(timeout)

@@ -7,18 +7,18 @@ states) and a luma `dummy` device holding the exact image an OLED would get.
 
 from __future__ import annotations
 
-import random
+from pathlib import Path
 
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 from luma.core.device import dummy
+from PIL import Image
 
+from cityunit.board import Board
 from cityunit.clock import Clock
 from cityunit.config import Config
-from cityunit.display import Display
-from cityunit.parts import Parts
+from cityunit.events import Event
 from cityunit.render import HEIGHT, WIDTH
-from cityunit.runtime import Runtime
-from cityunit.unit import Event
+from cityunit.runtime import Inbox
 
 
 def event_line(event: Event) -> str:
@@ -27,20 +27,48 @@ def event_line(event: Event) -> str:
     return f"{event.t_ms / 1000:9.1f} s  {event.event} {extra}".rstrip()
 
 
-class SimBoard:
-    def __init__(self, config: Config, clock: Clock, seed: int) -> None:
-        self.config = config
+class Mirror:
+    """The simulator's OLED panel: luma's dummy device, holding the last image sent."""
+
+    def __init__(self) -> None:
+        self.device = dummy(width=WIDTH, height=HEIGHT, mode="1")
+
+    @property
+    def image(self) -> Image.Image | None:
+        image: Image.Image | None = self.device.image
+        return image
+
+    def start(self) -> None:
+        """Always there."""
+
+    def display(self, image: Image.Image) -> None:
+        self.device.display(image)
+
+    def blank(self) -> None:
+        self.device.clear()
+
+    def close(self) -> None:
+        """Nothing held."""
+
+
+class SimBoard(Board):
+    def __init__(
+        self,
+        config: Config,
+        clock: Clock,
+        seed: int,
+        state_dir: Path | None = None,
+        inbox: Inbox | None = None,
+    ) -> None:
         self.seed = seed
         self.factory = MockFactory(pin_class=MockPWMPin)
-        self.oled = dummy(width=WIDTH, height=HEIGHT, mode="1")
-        self.runtime = Runtime(
-            config,
-            clock,
-            parts=lambda on_edge: Parts(config, on_edge, self.factory),
-            display=lambda fault: Display(lambda: self.oled, fault),
-            rng=random.Random(seed),
-        )
+        self.oled = Mirror()
+        super().__init__(
+            config, clock, pin_factory=self.factory, panel=self.oled, seed=seed,
+            state_dir=state_dir, inbox=inbox,
+        )  # fmt: skip
 
-    def pin(self, part: str):
+    def pin(self, part: str) -> MockPWMPin:
         """The mock pin of a part: 'auction', 'build', 'power', 'led' or 'buzzer'."""
-        return self.factory.pin(getattr(self.config.pins, part))
+        pin: MockPWMPin = self.factory.pin(getattr(self.config.pins, part))
+        return pin

@@ -15,7 +15,7 @@ from functools import cache
 
 import pygame
 
-from cityunit.unit import Event
+from cityunit.events import Event, EventKind
 
 log = logging.getLogger(__name__)
 RATE = 44_100
@@ -35,7 +35,7 @@ class Speaker:
             log.warning("no sound device (%s): the simulator stays silent", e)
 
     def on_event(self, event: Event) -> None:
-        if self.channel is None or event.event != "tone":
+        if self.channel is None or event.event is not EventKind.TONE:
             return
         hz = event.data["hz"]
         if hz is None:

@@ -17,8 +17,7 @@ from collections import deque
 
 from PIL import Image
 
-from cityunit.runtime import stop_on_signals
-from cityunit.unit import Event
+from cityunit.events import OUTPUT_CHANGES, Event
 from cityunit_sim.board import SimBoard, event_line
 
 TAP_MS, LONG_MS, PAUSE_MS, SHUTDOWN_MS = 100, 2_000, 2_000, 6_000
@@ -71,7 +70,7 @@ class Terminal:
         board.runtime.listeners.append(self._event)
 
     def _event(self, event: Event) -> None:
-        if event.event not in ("led", "tone"):
+        if event.event not in OUTPUT_CHANGES:
             self.log.append(event_line(event))
 
     def note(self, text: str) -> None:
@@ -107,12 +106,12 @@ class Terminal:
 
     def lines(self) -> list[str]:
         """Everything on the terminal, top to bottom."""
-        board, unit = self.board, self.board.runtime.unit
+        board, unit = self.board, self.board.runtime.snapshot  # posted by the loop thread
         led = float(board.pin("led").state or 0.0)
         hz = board.pin("buzzer").frequency if board.config.parts.buzzer == "passive" else None
         power = "ON" if board.pin("power").state == 0 else "OFF"
-        now = board.runtime.clock.now_ms() // 1000
-        elapsed = unit.hour_elapsed() // 1000
+        now_ms = board.clock.now_ms()
+        now, elapsed = now_ms // 1000, unit.clock.elapsed(now_ms) // 1000
         oled = braille(board.oled.image)
         out = ["┌─ MONOPOLY CITY unit " + "─" * 43 + "┐"]
         out += [f"│{row}│" for row in oled]
@@ -127,7 +126,7 @@ class Terminal:
             f"   hour {unit.hour if unit.power else '-'} {elapsed // 60:02d}:{elapsed % 60:02d}"
             f"   mode {unit.mode}{'  PAUSED' if unit.paused else ''}"
         )
-        out += [" " + line for line in reversed(self.log)]
+        out += [" " + line for line in reversed(list(self.log))]  # appended by the loop
         out += [""] * (6 - len(self.log))
         out.append(" " + KEYS)
         return out
@@ -151,7 +150,6 @@ class Terminal:
         runtime = self.board.runtime
         loop = threading.Thread(target=runtime.run, name="unit-loop", daemon=True)
         loop.start()
-        stop_on_signals(runtime)
         try:
             while loop.is_alive():
                 self.release_due()

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import pygame
 
+from cityunit.events import OUTPUT_CHANGES, Event
 from cityunit.render import FONTS, HEIGHT, WIDTH
-from cityunit.unit import Event
 from cityunit_sim.board import SimBoard, event_line
 
 SIZE = (640, 800)
@@ -69,7 +69,7 @@ class UnitView:
         self._glow = [self._glow_ring(i / 10) for i in range(11)]
 
     def _event(self, event: Event) -> None:
-        if event.event not in ("led", "tone"):
+        if event.event not in OUTPUT_CHANGES:
             self.log.append(event_line(event))
 
     # ----- what is where -------------------------------------------------------------
@@ -171,7 +171,7 @@ class UnitView:
             self.surface.blit(text, (x, SWITCH.centery - text.get_height() // 2))
 
     def _panel(self, now_ms: int) -> None:
-        unit = self.board.runtime.unit
+        unit = self.board.runtime.snapshot  # posted by the loop thread
         seconds = now_ms // 1000
         clock = f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
         hz = (
@@ -181,12 +181,12 @@ class UnitView:
         )
         tone = f"♪ {hz:.0f} Hz" if hz else "silent"
         speed = f"  ×{self.speed:g}" if self.speed != 1 else ""
-        elapsed = unit.hour_elapsed() // 1000
+        elapsed = unit.clock.elapsed(now_ms) // 1000
         lines = [
             (f"unit time {clock}{speed}   hour {unit.hour if unit.power else '-'}"
              f" {elapsed // 60:02d}:{elapsed % 60:02d}   {unit.mode}   {tone}", (220, 225, 235)),
         ]  # fmt: skip
-        lines += [(line, DIM) for line in reversed(self.log)]
+        lines += [(line, DIM) for line in reversed(list(self.log))]  # appended by the loop
         y = 622
         for text, color in lines:
             self.surface.blit(self._mono.render(text, True, color), (18, y))

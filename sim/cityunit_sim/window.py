@@ -18,7 +18,6 @@ import pygame
 from PIL import Image
 
 from cityunit.clock import VirtualClock
-from cityunit.runtime import stop_on_signals
 from cityunit_sim.board import SimBoard
 from cityunit_sim.sound import Speaker
 from cityunit_sim.view import SIZE, UnitView
@@ -118,7 +117,6 @@ class Window:
         runtime.listeners.append(speaker.on_event)
         loop = threading.Thread(target=runtime.run, name="unit-loop", daemon=True)
         loop.start()
-        stop_on_signals(runtime)  # after pygame, whose own handlers it replaces
         ticker = pygame.time.Clock()
         try:
             while loop.is_alive() and all(self.handle(e) for e in pygame.event.get()):
@@ -182,7 +180,6 @@ def run_demo(window: Window, step_ms: int = 50) -> int:
                 for _ in ticks(120_000):
                     if event in seen:
                         break
-    board.runtime.close()
     if window.recorder is not None:
         window.recorder.save()
     pygame.quit()

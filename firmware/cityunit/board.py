@@ -1,0 +1,89 @@
+"""The composition root: the whole unit, built one way for the Pi's service, the simulator,
+the bench and the tests.
+
+What differs between them is injected: the clock (real or virtual), the pin factory
+(lgpio on a Pi, mock pins elsewhere), the display's panel, the random seed, where the
+game is kept. A Board is a context manager; leaving it, or closing it, saves the game
+as it stands, blanks the screen, leaves the LED off and the buzzer silent, and releases
+every pin. A board that fails half-built closes what it had opened.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import random
+from collections.abc import Callable
+from pathlib import Path
+
+from gpiozero.pins import Factory
+
+from cityunit import store
+from cityunit.clock import Clock
+from cityunit.config import Config
+from cityunit.display import Display, Panel
+from cityunit.parts import Parts
+from cityunit.runtime import Edge, Inbox, Runtime
+from cityunit.unit import Unit
+
+log = logging.getLogger(__name__)
+
+
+class Board:
+    def __init__(
+        self,
+        config: Config,
+        clock: Clock,
+        *,
+        pin_factory: Factory | None = None,
+        panel: Panel | None = None,
+        seed: int | None = None,
+        state_dir: Path | None = None,
+        inbox: Inbox | None = None,
+        heartbeat: tuple[int, Callable[[], None]] | None = None,
+        status: Callable[[str], None] | None = None,
+    ) -> None:
+        self.config = config
+        self.clock = clock
+        with contextlib.ExitStack() as opened:
+            self.inbox = inbox if inbox is not None else opened.enter_context(Inbox())
+            saved, saver = None, None
+            if state_dir is not None:
+                saved = store.load(state_dir / store.FILENAME)
+                saver = opened.enter_context(store.Saver(state_dir))
+            self.parts = opened.enter_context(Parts(config, self._edge, pin_factory))
+            self.display = None if panel is None else Display(panel, self._fault)
+            if self.display is not None:
+                opened.callback(self.display.close)
+            self.unit = Unit(config.rules, random.Random(seed), now=clock.now_ms())
+            self.runtime = Runtime(
+                self.unit, clock, self.inbox, self.parts, self.display, saver,
+                config.system.shutdown_command, heartbeat, status,
+            )  # fmt: skip
+            opened.callback(self.runtime.finish)
+            # The switch may already be ON at start, and a game may be waiting to go on.
+            self.unit.boot(self.parts.is_pressed("power"), saved, clock.now_ms())
+            self._opened = opened.pop_all()
+
+    def _edge(self, name: str, level: bool) -> None:
+        """A GPIO callback's thread: stamped now, handled by the loop at that time."""
+        self.inbox.put(Edge(self.clock.now_ms(), name, level))
+
+    def _fault(self, detail: str) -> None:
+        self.runtime.fault("display", detail)
+
+    def __enter__(self) -> Board:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def closed(self) -> bool:
+        return self.parts.closed
+
+    def close(self) -> None:
+        """Once the loop has returned (or was never run). Idempotent."""
+        if not self.closed:
+            self._opened.close()
+            log.info("stopped: LED off, buzzer silent, screen blank")

@@ -1,0 +1,74 @@
+"""The red LED and the buzzer as the core drives them: a pattern each, and what plays over it.
+
+A mode sets each output's base pattern (a flash, a steady light); tunes, clicks and
+blips play over it once. Their levels are computed from when each pattern started, and
+the core wakes exactly when one changes, so nothing drifts and a replay is exact.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from cityunit import sounds
+from cityunit.events import EventKind
+from cityunit.patterns import Pattern, Track
+from cityunit.timers import Timers
+
+Emit = Callable[..., None]
+
+
+def _wake() -> None:
+    """A timer that only wakes the core: an output's next step."""
+
+
+class Cues:
+    def __init__(self, timers: Timers, emit: Emit) -> None:
+        self._emit = emit
+        self.led: Track[float] = Track(0.0)
+        self.buzzer: Track[int | None] = Track(None)
+        self.level = 0.0  # the LED now
+        self.hz: int | None = None  # the buzzer now (None: silent, or the volume is off)
+        self._wakes = (timers.timer(_wake), timers.timer(_wake))
+
+    def light(self, pattern: Pattern[float], now: int) -> None:
+        self.led.set_base(pattern, now)
+
+    def play(self, tune: Pattern[int | None], now: int) -> None:
+        self.buzzer.play(tune, now)
+
+    def beep(self, pattern: Pattern[int | None], now: int) -> None:
+        """A tone pattern that goes on until replaced (an auction's final beeps)."""
+        self.buzzer.set_base(pattern, now)
+
+    def feedback(self, now: int) -> None:
+        """A click and a blip the instant a button goes down, whatever it will mean.
+
+        The blip is inverted against the light's level, so it shows even when lit."""
+        self.play(sounds.CLICK, now)
+        blip = 0.0 if self.led.base_value(now) >= 0.5 else 1.0
+        self.led.play(Pattern(((blip, sounds.BLIP_MS),)), now)
+
+    def silence(self, now: int) -> None:
+        self.led.silence(now)
+        self.buzzer.silence(now)
+
+    def quiet_buzzer(self, now: int) -> None:
+        self.buzzer.silence(now)
+
+    def sync(self, now: int, muted: bool) -> None:
+        """Take the outputs to `now`, telling each change, and wake at the next one."""
+        level, led_ms = self.led.state(now)
+        if level != self.level:
+            self.level = level
+            self._emit(EventKind.LED, level=level)
+        hz, tone_ms = self.buzzer.state(now)
+        if muted:
+            hz = None  # silent; every light signal stays
+        if hz != self.hz:
+            self.hz = hz
+            self._emit(EventKind.TONE, hz=hz)
+        for wake, ms in zip(self._wakes, (led_ms, tone_ms), strict=True):
+            if ms is None:
+                wake.cancel()
+            else:
+                wake.set(now + ms)

@@ -1,0 +1,43 @@
+"""What the unit tells the world: the console's EVT lines, the logs, the simulator's pane.
+
+The names are the protocol's (docs/protocol.md lists each; a test holds the two together).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class EventKind(StrEnum):
+    POWER = "power"
+    HOUR_START = "hour.start"
+    HOUR_WARNING = "hour.warning"
+    HOUR_END = "hour.end"
+    AUCTION_START = "auction.start"
+    AUCTION_FINAL = "auction.final"
+    AUCTION_END = "auction.end"
+    PERMIT = "permit"
+    LED = "led"
+    TONE = "tone"
+    FAULT = "fault"
+    PAUSE = "pause"
+    SHUTDOWN = "shutdown"
+    SETTING = "setting"
+    NEW_GAME = "new_game"
+    RESUME = "resume"
+
+
+# Output changes: many a second, so logs keep them at debug level and the UIs leave them out.
+OUTPUT_CHANGES = frozenset({EventKind.LED, EventKind.TONE})
+
+
+@dataclass(frozen=True)
+class Event:
+    t_ms: int
+    event: EventKind
+    data: dict[str, Any] = field(default_factory=dict)  # JSON values only
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"t_ms": self.t_ms, "event": str(self.event), **self.data}

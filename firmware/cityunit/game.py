@@ -1,0 +1,159 @@
+"""The game as it goes on across modes: which hour, how much of it is played, the pause,
+the permits drawn, the rules the table chose.
+
+The hour runs whatever the unit shows (an auction, a permit, the menu), so its timer
+lives here, not in a mode: one timer for the next warning beep or the end of the hour.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import TYPE_CHECKING, Any
+
+from cityunit import settings, sounds
+from cityunit.events import EventKind
+from cityunit.hour import HOUR_MS, HourClock
+from cityunit.permit import Permit
+from cityunit.rules import Rules, warning_times
+
+if TYPE_CHECKING:
+    from cityunit.unit import Unit
+
+HISTORY = 10  # permits kept for the menu's "last permits"
+
+
+class Game:
+    def __init__(self, unit: Unit, rules: Rules) -> None:
+        self._unit = unit
+        self.rules = rules
+        self.config_rules = rules  # what the config file says, before the table's settings
+        self.hour = 0  # the hour of play; counts on across OFF/ON
+        self.session_hours = 0  # hours since the switch went ON
+        self.clock = HourClock()
+        self.paused = False
+        self.history: deque[Permit] = deque(maxlen=HISTORY)
+        self._hour_timer = unit.timers.timer(self._on_hour)
+
+    # ----- the hour ------------------------------------------------------------------
+
+    def elapsed(self, now: int) -> int:
+        return self.clock.elapsed(now)
+
+    def last_hour(self) -> bool:
+        return 0 < self.rules.game_hours <= self.session_hours
+
+    def start_hour(self, now: int) -> None:
+        self.hour += 1
+        self.session_hours += 1
+        self.clock = HourClock(0, now)
+        self._unit.keep()
+
+    def stop(self) -> None:
+        """The switch went OFF (or a new hour is about to start): no clock, no pause."""
+        self._hour_timer.cancel()
+        self.paused = False
+        self.clock = HourClock()
+
+    def schedule(self) -> None:
+        """One timer: the next warning beep, or the end of the hour."""
+        if not self.clock.running:
+            self._hour_timer.cancel()
+            return
+        elapsed = self.elapsed(self._unit.now)
+        target = HOUR_MS
+        if self.last_hour():
+            for left in warning_times(self.rules.warning_minutes * 60_000):
+                if HOUR_MS - left > elapsed:
+                    target = HOUR_MS - left
+                    break
+        at = self.clock.when(target)
+        assert at is not None
+        self._hour_timer.set(at)
+
+    def _on_hour(self) -> None:
+        unit, now = self._unit, self._unit.now
+        remaining = HOUR_MS - self.elapsed(now)
+        if remaining > 0:
+            unit.emit(EventKind.HOUR_WARNING, remaining_ms=remaining)
+            unit.cues.play(sounds.HOUR_WARNING, now)
+            self.schedule()
+            return
+        unit.emit(EventKind.HOUR_END, hour=self.hour)
+        if not self.last_hour():
+            unit.cues.play(sounds.HOUR_SIGNAL, now)
+            self.start_hour(now)
+            unit.emit(EventKind.HOUR_START, hour=self.hour)
+            self.schedule()
+            return
+        self.clock = self.clock.stopped(now)
+        unit.mode.hour_over()
+
+    def toggle_pause(self) -> None:
+        unit, now = self._unit, self._unit.now
+        if self.paused:
+            self.paused = False
+            self.clock = self.clock.started(now)
+            unit.cues.play(sounds.RESUME, now)
+        else:
+            self.clock = self.clock.stopped(now)
+            self.paused = True
+            unit.cues.play(sounds.PAUSE, now)
+        unit.emit(EventKind.PAUSE, paused=self.paused)
+        unit.keep()
+        self.schedule()
+
+    # ----- permits and rules ---------------------------------------------------------
+
+    def drawn(self, permit: Permit) -> None:
+        self.history.appendleft(permit)
+        self._unit.keep()
+
+    def set_rules(self, rules: Rules) -> None:
+        before = settings.read(self.rules)
+        self.rules = rules
+        for name, choice in settings.read(rules).items():
+            if before[name] != choice:
+                self._unit.emit(EventKind.SETTING, name=name, value=choice)
+        self._unit.keep()
+        if self.clock.running:
+            self.schedule()
+
+    # ----- kept across restarts -------------------------------------------------------
+
+    def saved(self, now: int, power: bool) -> dict[str, Any]:
+        """What must survive a crash or a power cut."""
+        return {
+            "power": power,
+            "hour": self.hour,
+            "session_hours": self.session_hours,
+            "hour_elapsed_ms": self.elapsed(now) if power else 0,
+            "paused": self.paused,
+            "history": [p.value for p in self.history],
+            "settings": settings.read(self.rules),
+            "config": settings.read(self.config_rules),
+        }
+
+    def restore(self, saved: dict[str, Any]) -> None:
+        """The hour count, the permits and the table's settings of a saved game.
+
+        A setting made on the unit comes back unless the config file was edited for that
+        setting since: then the maker's edit wins.
+        """
+        self.hour = saved["hour"]
+        self.history.extend(Permit(v) for v in saved["history"][:HISTORY])
+        config_now = settings.read(self.config_rules)
+        config_then = saved.get("config", {})
+        kept = {
+            name: choice
+            for name, choice in saved.get("settings", {}).items()
+            if config_then.get(name) == config_now.get(name)
+        }
+        self.rules = settings.apply(self.rules, kept)
+
+    def resume(self, saved: dict[str, Any], now: int) -> None:
+        """The same hour goes on from where it was saved (the switch stayed ON)."""
+        self.session_hours = max(1, saved["session_hours"])
+        self.paused = saved["paused"]
+        self.clock = HourClock(saved["hour_elapsed_ms"], now)
+        if self.paused:
+            self.clock = self.clock.stopped(now)

@@ -1,0 +1,14 @@
+"""The unit's modes, one class each. Modes name each other through this package
+(`modes.Auction`), so their modules can refer to one another without import cycles."""
+
+from cityunit.modes.auction import Auction
+from cityunit.modes.base import Mode
+from cityunit.modes.game_over import GameOver
+from cityunit.modes.idle import Idle
+from cityunit.modes.menu import Menu
+from cityunit.modes.off import Off, Shutdown
+from cityunit.modes.permit import Draw
+
+ALL: tuple[type[Mode], ...] = (Off, Shutdown, Idle, Auction, Draw, Menu, GameOver)
+
+__all__ = ["ALL", "Auction", "Draw", "GameOver", "Idle", "Menu", "Mode", "Off", "Shutdown"]

@@ -1,0 +1,99 @@
+"""An auction or a deal: a secret length (or a fixed one, counted down), a final phase of
+beeps and fast flashing, then SOLD. A tap stops it early, a long press cancels it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from cityunit import modes, sounds
+from cityunit.events import EventKind
+from cityunit.gestures import Button
+from cityunit.modes.base import Mode
+from cityunit.screens import AuctionScreen, Screen
+
+if TYPE_CHECKING:
+    from cityunit.unit import Unit
+
+FRAME_MS = 500  # the dots move on this often
+
+
+class Auction(Mode):
+    name = "auction"
+
+    def __init__(self, unit: Unit) -> None:
+        super().__init__(unit)
+        self._final = self.timer(self._final_phase)
+        self._end = self.timer(lambda: self.end(stopped=False))
+        self._start = 0
+        self._length = 0
+        self._game_over = False  # the game's end came during the auction: it finishes first
+
+    def enter(self) -> None:
+        unit, now = self.unit, self.unit.now
+        rules = unit.game.rules
+        if rules.auction_mode == "fixed":
+            self._length = rules.auction_fixed_s * 1000
+        else:
+            self._length = unit.rng.randint(rules.auction_min_s * 1000, rules.auction_max_s * 1000)
+        self._start = now
+        unit.emit(EventKind.AUCTION_START)
+        unit.cues.light(sounds.AUCTION_FLASH, now)
+        unit.cues.play(sounds.AUCTION_START, now)
+        self._final.set(now + max(0, self._length - rules.auction_final_s * 1000))
+        self._end.set(now + self._length)
+
+    def _final_phase(self) -> None:
+        unit, now = self.unit, self.unit.now
+        unit.emit(EventKind.AUCTION_FINAL)
+        unit.cues.light(sounds.AUCTION_FINAL_FLASH, now)
+        unit.cues.beep(sounds.FINAL_BEEPS, now)
+
+    def end(self, stopped: bool, cancelled: bool = False) -> None:
+        unit, now = self.unit, self.unit.now
+        if cancelled:
+            unit.emit(EventKind.AUCTION_END, stopped=stopped, cancelled=True)
+        else:
+            unit.emit(EventKind.AUCTION_END, stopped=stopped)
+        unit.cues.quiet_buzzer(now)
+        if cancelled:
+            unit.cues.play(sounds.CANCELLED, now)
+        else:
+            unit.cues.play(sounds.STOPPED if stopped else sounds.SOLD, now)
+        if self._game_over:
+            unit.game_over()
+        else:
+            unit.enter(modes.Idle(unit, sold=None if cancelled else stopped))
+
+    # ----- what it shows --------------------------------------------------------------
+
+    def _countdown(self, now: int) -> int | None:
+        """Seconds left, rounded up: shown only for a fixed length, which is public."""
+        if self.unit.game.rules.auction_mode != "fixed":
+            return None
+        return -(-(self._start + self._length - now) // 1000)
+
+    def screen(self, now: int) -> Screen:
+        return AuctionScreen((now - self._start) // FRAME_MS, self._countdown(now))
+
+    def next_frame(self, now: int) -> int | None:
+        at = self._start + ((now - self._start) // FRAME_MS + 1) * FRAME_MS
+        if self._countdown(now) is not None:
+            left = self._start + self._length - now
+            at = min(at, now + (left % 1000 or 1000))
+        return at
+
+    # ----- what the players do ----------------------------------------------------------
+
+    def tap(self, button: Button) -> None:
+        if button is Button.AUCTION:
+            self.end(stopped=True)
+
+    def long(self, button: Button) -> None:
+        if button is Button.AUCTION:
+            self.end(stopped=True, cancelled=True)
+
+    def hour_over(self) -> None:
+        self._game_over = True
+
+    def switched_off(self) -> None:
+        self.unit.emit(EventKind.AUCTION_END, stopped=True, cancelled=True)

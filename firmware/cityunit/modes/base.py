@@ -1,0 +1,86 @@
+"""What every mode is: what it shows, how its light goes, what each gesture means in it.
+
+A mode owns the timers it makes: the unit calls `enter` when it takes over and `leave`
+when another does, and leaving cancels every timer the mode holds, so no deadline of
+an old mode can ever fire into a new one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, ClassVar
+
+from cityunit import sounds
+from cityunit.gestures import Button
+from cityunit.patterns import Pattern
+from cityunit.permit import Permit
+from cityunit.screens import Blank, Screen
+from cityunit.timers import Timer
+
+if TYPE_CHECKING:
+    from cityunit.unit import Unit
+
+
+class Mode:
+    name: ClassVar[str]  # as the console's STATE says it
+
+    def __init__(self, unit: Unit) -> None:
+        self.unit = unit
+        self._timers: list[Timer] = []
+
+    def timer(self, run: Callable[[], None]) -> Timer:
+        timer = self.unit.timers.timer(run)
+        self._timers.append(timer)
+        return timer
+
+    def enter(self) -> None:
+        """Take over: set the light, start the timers."""
+
+    def leave(self) -> None:
+        for timer in self._timers:
+            timer.cancel()
+
+    # ----- what it shows -------------------------------------------------------------
+
+    def screen(self, now: int) -> Screen:
+        return Blank()
+
+    def next_frame(self, now: int) -> int | None:
+        """When the screen will next change by itself (an animation, a clock), if ever."""
+        return None
+
+    @property
+    def permit(self) -> Permit | None:
+        """The permit on show, if any."""
+        return None
+
+    def rest_light(self) -> Pattern[float]:
+        """The light between events: dark, or a heartbeat while the game clock is paused."""
+        return sounds.PAUSED if self.unit.game.paused else sounds.DARK
+
+    # ----- what the players do (the switch ON) ------------------------------------------
+
+    def down(self) -> None:
+        self.unit.cues.feedback(self.unit.now)
+
+    def tap(self, button: Button) -> None:
+        pass
+
+    def long(self, button: Button) -> None:
+        pass
+
+    def chord(self) -> None:
+        """Both held: the game clock pauses or goes on, whatever else is happening."""
+        self.unit.game.toggle_pause()
+
+    def chord_hold(self) -> None:
+        pass
+
+    # ----- what the game does to it ------------------------------------------------------
+
+    def hour_over(self) -> None:
+        """The game's last hour is up."""
+        self.unit.game_over()
+
+    def switched_off(self) -> None:
+        """The switch went OFF while this mode ran."""

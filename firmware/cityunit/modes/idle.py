@@ -1,0 +1,66 @@
+"""Between events: the hour and its clock, and briefly the last auction's outcome."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from cityunit import modes
+from cityunit.gestures import Button
+from cityunit.modes.base import Mode
+from cityunit.screens import HourScreen, Screen, SoldScreen
+
+if TYPE_CHECKING:
+    from cityunit.unit import Unit
+
+SOLD_SHOW_MS = 3_000
+RESUMED_SHOW_MS = 8_000
+
+
+class Idle(Mode):
+    name = "idle"
+
+    def __init__(self, unit: Unit, sold: bool | None = None, resumed: bool = False) -> None:
+        """`sold`: an auction just ended (True: stopped early); `resumed`: after a restart."""
+        super().__init__(unit)
+        self._sold = sold
+        self._resumed = resumed
+        self._until = 0  # when the banner (SOLD!, STOPPED, RESUMED) goes
+
+    def enter(self) -> None:
+        now = self.unit.now
+        if self._sold is not None:
+            self._until = now + SOLD_SHOW_MS
+        elif self._resumed:
+            self._until = now + RESUMED_SHOW_MS
+        self.unit.cues.light(self.rest_light(), now)
+
+    def screen(self, now: int) -> Screen:
+        banner = now < self._until
+        if banner and self._sold is not None:
+            return SoldScreen(self._sold)
+        game = self.unit.game
+        clock = None
+        if game.rules.show_clock:
+            seconds = game.elapsed(now) // 1000
+            clock = f"{seconds // 60:02d}:{seconds % 60:02d}"
+        return HourScreen(game.hour, clock, game.paused, resumed=banner and self._resumed)
+
+    def next_frame(self, now: int) -> int | None:
+        if now < self._until:
+            return self._until
+        game = self.unit.game
+        if game.rules.show_clock and game.clock.running:
+            return now + 1000 - game.elapsed(now) % 1000
+        return None
+
+    def tap(self, button: Button) -> None:
+        mode = modes.Auction if button is Button.AUCTION else modes.Draw
+        self.unit.enter(mode(self.unit))
+
+    def long(self, button: Button) -> None:
+        if button is Button.BUILD:
+            self.unit.enter(modes.Menu(self.unit))
+
+    def chord(self) -> None:
+        super().chord()
+        self.unit.cues.light(self.rest_light(), self.unit.now)

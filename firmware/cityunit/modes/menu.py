@@ -1,0 +1,58 @@
+"""The settings menu, worked with the two buttons: BUILD moves on, AUCTION changes the item,
+a long press of either leaves. It closes by itself when left untouched."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from cityunit import modes, settings, sounds
+from cityunit.gestures import Button
+from cityunit.modes.base import Mode
+from cityunit.screens import MenuScreen, Screen
+
+if TYPE_CHECKING:
+    from cityunit.unit import Unit
+
+ITEMS = [s.name for s in settings.SETTINGS] + ["history", "new_game"]
+IDLE_MS = 30_000  # the menu closes by itself after this long untouched
+
+
+class Menu(Mode):
+    name = "settings"
+
+    def __init__(self, unit: Unit) -> None:
+        super().__init__(unit)
+        self._close = self.timer(self.close)
+        self._item = 0
+
+    def enter(self) -> None:
+        self.unit.cues.play(sounds.MENU_OPEN, self.unit.now)
+        self._close.set(self.unit.now + IDLE_MS)
+
+    def close(self) -> None:
+        self.unit.enter(modes.Idle(self.unit))
+        self.unit.cues.play(sounds.MENU_CLOSE, self.unit.now)
+
+    def screen(self, now: int) -> Screen:
+        game, item = self.unit.game, ITEMS[self._item]
+        lang = game.rules.language
+        setting = settings.BY_NAME.get(item)
+        if setting is None:
+            return MenuScreen(self._item, len(ITEMS), item, permits=tuple(game.history))
+        value = setting.label(setting.get(game.rules), lang)
+        return MenuScreen(self._item, len(ITEMS), item, setting.title[lang], value)
+
+    def tap(self, button: Button) -> None:
+        unit, item = self.unit, ITEMS[self._item]
+        self._close.set(unit.now + IDLE_MS)
+        if button is Button.BUILD:
+            self._item = (self._item + 1) % len(ITEMS)
+        elif item in settings.BY_NAME:
+            unit.game.set_rules(settings.cycle(unit.game.rules, item))
+            unit.cues.play(sounds.MENU_CHANGE, unit.now)
+        elif item == "new_game":
+            self.close()
+            unit.new_game()
+
+    def long(self, button: Button) -> None:
+        self.close()

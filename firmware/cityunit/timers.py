@@ -1,0 +1,76 @@
+"""Timers: the core's only notion of the future, each one a handle held by its owner.
+
+An owner makes a Timer once and sets, re-sets or cancels it; nobody else can reach it,
+so two owners can never replace each other's deadline, and an owner that goes away
+cancels what it holds. Ties run in the order they were set, so a replay on the virtual
+clock is exact.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+
+class Timer:
+    """One pending time at most: setting it again moves it."""
+
+    def __init__(self, timers: Timers, run: Callable[[], None]) -> None:
+        self._timers = timers
+        self._run = run
+        self.at: int | None = None
+        self.seq = 0
+
+    def set(self, t: int) -> None:
+        self._timers.arm(self, t)
+
+    def cancel(self) -> None:
+        self._timers.disarm(self)
+
+    @property
+    def pending(self) -> bool:
+        return self.at is not None
+
+    def fire(self) -> None:
+        self._run()
+
+
+class Timers:
+    """Every pending Timer of one unit, earliest first."""
+
+    def __init__(self) -> None:
+        self._pending: set[Timer] = set()
+        self._seq = 0
+
+    def timer(self, run: Callable[[], None]) -> Timer:
+        return Timer(self, run)
+
+    def arm(self, timer: Timer, t: int) -> None:
+        self._seq += 1
+        timer.at, timer.seq = t, self._seq
+        self._pending.add(timer)
+
+    def disarm(self, timer: Timer) -> None:
+        timer.at = None
+        self._pending.discard(timer)
+
+    def _first(self) -> Timer | None:
+        # A handful are ever pending: a scan beats keeping a heap of stale entries.
+        return min(self._pending, key=_order, default=None)
+
+    def next(self) -> int | None:
+        first = self._first()
+        return None if first is None else first.at
+
+    def pop_due(self, now: int) -> tuple[int, Timer] | None:
+        """The earliest timer due at or before `now`, disarmed, with its time."""
+        first = self._first()
+        if first is None or first.at is None or first.at > now:
+            return None
+        at = first.at
+        self.disarm(first)
+        return at, first
+
+
+def _order(timer: Timer) -> tuple[int, int]:
+    assert timer.at is not None
+    return timer.at, timer.seq
