@@ -20,7 +20,7 @@ from cityunit import modes
 from cityunit.config import Config, ConfigError, load, parse
 from cityunit.rules import Rules
 from cityunit.runtime import stop_on_signals
-from test_runtime import AUCTION, BUILD, BUZZER, LED, POWER, Rig, make_rig  # noqa: F401
+from conftest import AUCTION, BUILD, BUZZER, LED, POWER, Rig
 
 ROOT = Path(__file__).resolve().parents[1]
 SEEN = ("led", "tone", "auction.start", "auction.final", "auction.end", "permit", "hour.end")

@@ -16,8 +16,8 @@ import pytest
 
 from cityunit import store
 from cityunit.hour import HOUR_MS
+from conftest import AUCTION, BUILD, POWER, Rig
 from fakes import run_unit
-from test_runtime import AUCTION, BUILD, POWER, Rig, make_rig  # noqa: F401
 
 STATE = {
     "power": True,

@@ -4,88 +4,13 @@ from __future__ import annotations
 
 import signal
 import threading
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from gpiozero.pins.mock import MockFactory
 
-from cityunit.board import Board
-from cityunit.clock import VirtualClock
 from cityunit.config import Config, Parts, System
-from cityunit.oled import LumaPanel
-from fakes import FlakyBus, mock_factory, run_unit
-
-AUCTION, BUILD, POWER, LED, BUZZER = 17, 27, 22, 13, 18
-
-
-class Rig:
-    """A unit on fresh mock pins, a virtual clock and an SSD1306 on a bus that can fail."""
-
-    def __init__(
-        self, config: Config | None = None, switch_on: bool = False, state_dir: Path | None = None
-    ) -> None:
-        self.factory: MockFactory = mock_factory()
-        self.factory.pin(POWER).closed = switch_on  # a switch left ON before the start
-        self.config = config or Config()
-        self.clock = VirtualClock()
-        self.bus = FlakyBus()
-        self.board = Board(
-            self.config, self.clock, pin_factory=self.factory,
-            panel=LumaPanel(self.config.parts, bus=self.bus), seed=5, state_dir=state_dir,
-        )  # fmt: skip
-        self.runtime = self.board.runtime
-        self.unit = self.board.unit  # read on this thread only, while no loop runs
-        self.events: list = []
-        self.runtime.listeners.append(self.events.append)
-        self.on_at_start = self.unit.power
-        self.runtime.pump()
-
-    def pin(self, number: int):
-        return self.factory.pin(number)
-
-    def at(self, t: int) -> Rig:
-        self.clock.set_ms(t)
-        self.runtime.pump()
-        return self
-
-    def press(self, number: int, ms: int = 80) -> Rig:
-        self.pin(number).drive_low()
-        self.runtime.pump()
-        self.at(self.clock.now_ms() + ms)
-        self.pin(number).drive_high()
-        self.runtime.pump()
-        return self
-
-    def names(self) -> list[str]:
-        return [e.event for e in self.events if e.event not in ("led", "tone")]
-
-    def crash(self) -> None:
-        """The process dies: no clean stop; only what the saver already wrote survives."""
-        saver = self.runtime.saver
-        assert saver is not None
-        saver.close()
-        self.runtime.saver = None
-        self.board.close()
-
-
-@pytest.fixture
-def make_rig() -> Iterator[Callable[..., Rig]]:
-    """Rigs for one test, each closed at its end (whatever the asserts did)."""
-    rigs: list[Rig] = []
-
-    def make(*args, **kwargs) -> Rig:
-        rigs.append(Rig(*args, **kwargs))
-        return rigs[-1]
-
-    yield make
-    for rig in rigs:
-        rig.board.close()
-
-
-@pytest.fixture
-def rig(make_rig) -> Rig:
-    return make_rig()
+from conftest import AUCTION, BUILD, BUZZER, LED, POWER, Rig
+from fakes import run_unit
 
 
 def test_the_switch_read_at_start_begins_hour_1(make_rig) -> None:

@@ -10,7 +10,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_permit import chi_square
 
 from cityunit import settings
 from cityunit.clock import VirtualClock
@@ -21,8 +20,8 @@ from cityunit.hour import HOUR_MS
 from cityunit.permit import Permit
 from cityunit.rules import ODDS_PRESETS, Rules
 from cityunit_sim.board import SimBoard
-from conftest import Table
-from test_runtime import BUZZER, make_rig  # noqa: F401
+from conftest import BUZZER, Table
+from test_permit import chi_square
 
 A, B = Button.AUCTION, Button.BUILD
 

@@ -7,7 +7,7 @@ import json
 import random
 
 from cityunit.hour import HOUR_MS
-from test_runtime import AUCTION, BUILD, BUZZER, LED, POWER, Rig, make_rig, rig  # noqa: F401
+from conftest import AUCTION, BUILD, BUZZER, LED, POWER, Rig
 
 DAY_MS = 24 * 3_600_000
 

@@ -9,6 +9,7 @@ rendered only when it changes, and identical frames are never re-sent: the bus i
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable
 from typing import Protocol
@@ -106,9 +107,7 @@ class Display:
             return
         self.closed = True
         if self.up:
-            try:
+            with contextlib.suppress(OSError, LumaError):
                 self.panel.blank()
-            except (OSError, LumaError):
-                pass
         self.up = False
         self.panel.close()
