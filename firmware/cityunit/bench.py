@@ -39,6 +39,7 @@ from cityunit.screens import (
     HourEndScreen,
     HourScreen,
     PermitScreen,
+    Screen,
     SoldScreen,
 )
 
@@ -70,7 +71,7 @@ class TimedPin(MockPWMPin):
             self.changed.notify_all()
 
     def _change_state(self, value: Any) -> bool:
-        changed = super()._change_state(value)
+        changed = bool(super()._change_state(value))
         if changed and self._function == "output":
             self._note(value)
         return changed
@@ -219,7 +220,7 @@ def auctions(count: int) -> dict[str, float]:
 
 
 def rendering(frames: int) -> dict[str, float]:
-    screens = [
+    screens: list[Screen] = [
         HourScreen(1, "12:34"), AuctionScreen(2), SoldScreen(False), PermitScreen(Permit.THREE),
         PermitScreen(Permit.STATION), PermitScreen(Permit.TWO, drawing=True), HourEndScreen(2),
     ]  # fmt: skip

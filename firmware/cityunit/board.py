@@ -15,6 +15,7 @@ import logging
 import random
 from collections.abc import Callable
 from pathlib import Path
+from typing import Self
 
 from gpiozero.pins import Factory
 
@@ -72,7 +73,7 @@ class Board:
     def _fault(self, detail: str) -> None:
         self.runtime.fault("display", detail)
 
-    def __enter__(self) -> Board:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

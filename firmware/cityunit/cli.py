@@ -8,9 +8,9 @@ import logging
 import os
 import random
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 
 from cityunit import __version__
 
@@ -260,24 +260,19 @@ def _console(args: argparse.Namespace) -> int:
     return interact(args.port, args.baudrate, args.json)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="cityunit", description="The MONOPOLY CITY electronic unit, on a Raspberry Pi."
-    )
-    parser.add_argument("--version", action="version", version=f"cityunit {__version__}")
-    parser.add_argument(
-        "-v", "--verbose", action="store_true", help="log every LED and tone change"
-    )
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+CONFIG_HELP = "TOML file (default: /etc/cityunit/config.toml if present)"
 
+
+def _add_run(sub: Commands) -> None:
     run = sub.add_parser("run", help="run the unit on its GPIO parts (the Pi service)")
-    run.add_argument(
-        "--config", type=Path, help="TOML file (default: /etc/cityunit/config.toml if present)"
-    )
+    run.add_argument("--config", type=Path, help=CONFIG_HELP)
     run.add_argument("--check", action="store_true", help="only check the config, then exit")
     run.add_argument("--seed", type=int, help="seed the random source (auction lengths, permits)")
     run.set_defaults(func=_run)
 
+
+def _add_sim(sub: Commands) -> None:
     sim = sub.add_parser("sim", help="the simulator: the real firmware on mock pins")
     shown = sim.add_mutually_exclusive_group()
     shown.add_argument("--headless", action="store_true", help="no window: the console protocol")
@@ -286,30 +281,27 @@ def main(argv: list[str] | None = None) -> int:
         "--window", action="store_true", help="a window (the default with a display)"
     )
     shown.add_argument(
-        "--demo",
-        action="store_true",
+        "--demo", action="store_true",
         help="play a scripted auction and two permits in the window, on the virtual clock",
-    )
+    )  # fmt: skip
     sim.add_argument("--speed", type=float, default=1.0, help="run the clock N times faster")
     sim.add_argument(
         "--record", type=Path, help="save what the window shows: FILE.gif, or a folder of PNGs"
     )
     sim.add_argument(
-        "--clock",
-        choices=("real", "virtual"),
-        default="real",
+        "--clock", choices=("real", "virtual"), default="real",
         help="virtual: time moves only with ADVANCE (default: real)",
-    )
+    )  # fmt: skip
     sim.add_argument(
-        "--console",
-        choices=("stdio", "pty", "none"),
-        default="stdio",
+        "--console", choices=("stdio", "pty", "none"), default="stdio",
         help="where to speak the console protocol (default: stdio)",
-    )
+    )  # fmt: skip
     sim.add_argument("--seed", type=int, help="seed the random source (default: random, logged)")
     sim.add_argument("--config", type=Path, help="TOML file (default: built-in defaults)")
     sim.set_defaults(func=_sim)
 
+
+def _add_tools(sub: Commands) -> None:
     bench = sub.add_parser("bench", help="measure latency, timing, rendering, CPU, memory, speed")
     bench.add_argument("--json", action="store_true", help="one JSON object")
     bench.add_argument("--quick", action="store_true", help="fewer samples (about 10 s)")
@@ -318,9 +310,7 @@ def main(argv: list[str] | None = None) -> int:
     doctor = sub.add_parser(
         "doctor", help="check the config, I2C, the display, GPIO and the service"
     )
-    doctor.add_argument(
-        "--config", type=Path, help="TOML file (default: /etc/cityunit/config.toml if present)"
-    )
+    doctor.add_argument("--config", type=Path, help=CONFIG_HELP)
     doctor.add_argument(
         "--interactive", action="store_true",
         help="then test each wire: press each button, see and hear each output",
@@ -335,10 +325,23 @@ def main(argv: list[str] | None = None) -> int:
     )
     console.set_defaults(func=_console)
 
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="cityunit", description="The MONOPOLY CITY electronic unit, on a Raspberry Pi."
+    )
+    parser.add_argument("--version", action="version", version=f"cityunit {__version__}")
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="log every LED and tone change"
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for add in (_add_run, _add_sim, _add_tools):
+        add(sub)
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
         format="%(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
-    return args.func(args)
+    command: Callable[[argparse.Namespace], int] = args.func
+    return command(args)

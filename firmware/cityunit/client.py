@@ -7,6 +7,11 @@ import json
 import sys
 import threading
 from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import serial
 
 HISTORY = Path.home() / ".cityunit_history"
 
@@ -80,7 +85,8 @@ def _above_prompt(text: str) -> None:
     sys.stdout.flush()
 
 
-def _prompt(link, done: threading.Event) -> None:
+def _prompt(link: serial.Serial, done: threading.Event) -> None:
+    readline: ModuleType | None
     try:
         import readline
     except ImportError:  # not on every platform; the prompt works without history

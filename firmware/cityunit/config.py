@@ -92,7 +92,7 @@ def _check(value: Any, f: dataclasses.Field[Any], kind: Any) -> tuple[Any, str |
         if isinstance(value, bool) or not isinstance(value, int):
             return None, f"must be a whole number, not {value!r}"
         lo, hi = meta.get("lo"), meta.get("hi")
-        if lo is not None and not lo <= value <= hi:
+        if lo is not None and hi is not None and not lo <= value <= hi:
             return None, f"must be between {lo} and {hi}, not {value}"
     elif kind is str:
         if not isinstance(value, str):

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import partial
 
 from cityunit.timers import Timers
 
@@ -53,10 +54,10 @@ class Gestures:
         self._long_ms = long_ms
         self._heard = heard
         self._held: dict[Button, _Held] = {}
-        self._long = {b: timers.timer(lambda b=b: self._long_press(b)) for b in Button}
-        self._stuck = {b: timers.timer(lambda b=b: self._stuck_down(b)) for b in Button}
-        self._chord = timers.timer(lambda: self._heard(Gesture.CHORD, None))
-        self._chord_hold = timers.timer(lambda: self._heard(Gesture.CHORD_HOLD, None))
+        self._long = {b: timers.timer(partial(self._long_press, b)) for b in Button}
+        self._stuck = {b: timers.timer(partial(self._stuck_down, b)) for b in Button}
+        self._chord = timers.timer(partial(heard, Gesture.CHORD, None))
+        self._chord_hold = timers.timer(partial(heard, Gesture.CHORD_HOLD, None))
 
     def down(self, button: Button, t: int) -> None:
         if button in self._held:

@@ -14,10 +14,14 @@ import queue
 import threading
 import tty
 from collections.abc import Callable
-from typing import Protocol
+from functools import partial
+from typing import TYPE_CHECKING, Protocol
 
 from cityunit.console import LineReader, Session
 from cityunit.runtime import Runtime
+
+if TYPE_CHECKING:
+    import serial
 
 log = logging.getLogger(__name__)
 
@@ -63,11 +67,11 @@ class PtyLink(FdLink):
 class SerialLink:
     """A pyserial port (a Pi's UART or USB gadget, or loop:// in tests)."""
 
-    def __init__(self, port) -> None:
+    def __init__(self, port: serial.Serial) -> None:
         self.port = port
 
     def read(self) -> bytes:
-        return self.port.read(max(1, self.port.in_waiting))
+        return bytes(self.port.read(max(1, self.port.in_waiting)))
 
     def write(self, data: bytes) -> None:
         self.port.write(data)
@@ -152,7 +156,7 @@ class Served:
             if not data:
                 break
             for line in lines.feed(data):
-                self.runtime.call(lambda line=line: self.session.receive(line))
+                self.runtime.call(partial(self.session.receive, line))
         if self.on_end is not None:
             self.runtime.call(self.on_end)
 

@@ -121,9 +121,10 @@ class Parts:
     def quiet(self) -> None:
         """LED off and buzzer silent: what SIGTERM and every exit leave behind."""
         self._level, self._sound = 0.0, (None, 0.0)
-        for action in (lambda: self._set_led(0.0), lambda: self._set_sound(None, 0.0)):
-            with contextlib.suppress(Exception):  # one failed device must not stop the other
-                action()
+        with contextlib.suppress(Exception):  # one failed device must not stop the other
+            self._set_led(0.0)
+        with contextlib.suppress(Exception):
+            self._set_sound(None, 0.0)
 
     @property
     def closed(self) -> bool:

@@ -6,7 +6,7 @@ accents show on every machine) without anti-aliasing: a 1-bit OLED has no grey.
 
 from __future__ import annotations
 
-from functools import cache, lru_cache
+from functools import cache, lru_cache, singledispatch
 from pathlib import Path
 
 from PIL import Image, ImageDraw, ImageFont
@@ -91,67 +91,104 @@ def station_icon(draw: ImageDraw.ImageDraw, cx: int, cy: int) -> None:
 
 
 def render(screen: Screen, lang: str) -> Image.Image:
-    image, draw = _canvas()
-    lines = screen.lines(lang)
-    match screen:
-        case Blank():
-            pass
-        case HourScreen(paused=paused, resumed=resumed, clock=clock):
-            _text(draw, 4, lines[0], 24)
-            if paused or resumed:
-                draw.rectangle((14, 31, WIDTH - 15, 47), fill=1)
-                _text(draw, 33, lines[1], 13, fill=0)
-            if clock is not None:
-                _text(draw, 52, clock, 11)
-        case AuctionScreen(frame=frame, countdown_s=countdown):
-            _title(draw, lines[0])
-            y = 30 if countdown is None else 24
-            for i in range(DOTS):
-                x = 22 + i * 28
-                lit = i == frame % DOTS
-                draw.ellipse((x - 6, y - 6, x + 6, y + 6), fill=1 if lit else 0, outline=1)
-            if countdown is not None:
-                _text(draw, 36, lines[2], 26)
-        case SoldScreen():
-            draw.rectangle((0, 0, WIDTH - 1, HEIGHT - 1), fill=1)
-            _text(draw, 18, lines[0], 28, fill=0)
-        case PermitScreen(value=value, drawing=drawing, visible=visible):
-            _title(draw, lines[0])
-            if drawing:
-                draw.rectangle((40, 17, 87, 52), outline=1)
-            if visible or drawing:
-                if value is Permit.STATION:
-                    station_icon(draw, WIDTH // 2, 35)
-                else:
-                    _text(draw, 17, str(value.buildings), 38)
-            if not drawing:
-                _text(draw, 53, lines[2], 10)
-        case HourEndScreen():
-            _title(draw, lines[0])
-            _text(draw, 18, lines[1], 12)
-            _text(draw, 33, lines[2], 12)
-            _text(draw, 50, lines[3], 11)
-        case MenuScreen(item="history", permits=permits):
-            _title(draw, lines[0])
-            _text(draw, 18, lines[1], 12)
-            if not permits:
-                _text(draw, 38, lines[2], 12)
-            x = max(2, (WIDTH - 12 * len(permits)) // 2)
-            for permit in permits:
-                if permit is Permit.STATION:
-                    mini_station(draw, x + 1, 38)
-                else:
-                    draw.text((x + 5, 37), str(permit.value), font=font(13), fill=1, anchor="mt")
-                x += 12
-        case MenuScreen(item="new_game"):
-            _title(draw, lines[0])
-            _text(draw, 20, lines[1], 16)
-            _text(draw, 44, lines[2], 11)
-        case MenuScreen():
-            _title(draw, lines[0])
-            _text(draw, 17, lines[1], 12)
-            _text(draw, 32, lines[2], 17)
-            _text(draw, 54, lines[3], 9)
-        case ShutdownScreen():
-            _text(draw, 26, lines[0], 13)
+    image, canvas = _canvas()
+    draw(screen, canvas, screen.lines(lang))
     return image
+
+
+# ----- one drawing per screen: a new screen registers its own ------------------------------
+
+Draw = ImageDraw.ImageDraw
+
+
+@singledispatch
+def draw(screen: Screen, canvas: Draw, lines: list[str]) -> None:
+    raise TypeError(f"no drawing for {type(screen).__name__}")
+
+
+@draw.register
+def _blank(screen: Blank, canvas: Draw, lines: list[str]) -> None:
+    pass
+
+
+@draw.register
+def _hour(screen: HourScreen, canvas: Draw, lines: list[str]) -> None:
+    _text(canvas, 4, lines[0], 24)
+    if screen.paused or screen.resumed:
+        canvas.rectangle((14, 31, WIDTH - 15, 47), fill=1)
+        _text(canvas, 33, lines[1], 13, fill=0)
+    if screen.clock is not None:
+        _text(canvas, 52, screen.clock, 11)
+
+
+@draw.register
+def _auction(screen: AuctionScreen, canvas: Draw, lines: list[str]) -> None:
+    _title(canvas, lines[0])
+    y = 30 if screen.countdown_s is None else 24
+    for i in range(DOTS):
+        x = 22 + i * 28
+        lit = i == screen.frame % DOTS
+        canvas.ellipse((x - 6, y - 6, x + 6, y + 6), fill=1 if lit else 0, outline=1)
+    if screen.countdown_s is not None:
+        _text(canvas, 36, lines[2], 26)
+
+
+@draw.register
+def _sold(screen: SoldScreen, canvas: Draw, lines: list[str]) -> None:
+    canvas.rectangle((0, 0, WIDTH - 1, HEIGHT - 1), fill=1)
+    _text(canvas, 18, lines[0], 28, fill=0)
+
+
+@draw.register
+def _permit(screen: PermitScreen, canvas: Draw, lines: list[str]) -> None:
+    _title(canvas, lines[0])
+    if screen.drawing:
+        canvas.rectangle((40, 17, 87, 52), outline=1)
+    if screen.visible or screen.drawing:
+        if screen.value is Permit.STATION:
+            station_icon(canvas, WIDTH // 2, 35)
+        else:
+            _text(canvas, 17, str(screen.value.buildings), 38)
+    if not screen.drawing:
+        _text(canvas, 53, lines[2], 10)
+
+
+@draw.register
+def _game_over(screen: HourEndScreen, canvas: Draw, lines: list[str]) -> None:
+    _title(canvas, lines[0])
+    _text(canvas, 18, lines[1], 12)
+    _text(canvas, 33, lines[2], 12)
+    _text(canvas, 50, lines[3], 11)
+
+
+@draw.register
+def _menu(screen: MenuScreen, canvas: Draw, lines: list[str]) -> None:
+    _title(canvas, lines[0])
+    if screen.item == "history":
+        _text(canvas, 18, lines[1], 12)
+        if not screen.permits:
+            _text(canvas, 38, lines[2], 12)
+        _history(canvas, screen.permits)
+    elif screen.item == "new_game":
+        _text(canvas, 20, lines[1], 16)
+        _text(canvas, 44, lines[2], 11)
+    else:
+        _text(canvas, 17, lines[1], 12)
+        _text(canvas, 32, lines[2], 17)
+        _text(canvas, 54, lines[3], 9)
+
+
+def _history(canvas: Draw, permits: tuple[Permit, ...]) -> None:
+    """The last permits in a row, newest first: digits, and a small station."""
+    x = max(2, (WIDTH - 12 * len(permits)) // 2)
+    for permit in permits:
+        if permit is Permit.STATION:
+            mini_station(canvas, x + 1, 38)
+        else:
+            canvas.text((x + 5, 37), str(permit.value), font=font(13), fill=1, anchor="mt")
+        x += 12
+
+
+@draw.register
+def _shutdown(screen: ShutdownScreen, canvas: Draw, lines: list[str]) -> None:
+    _text(canvas, 26, lines[0], 13)

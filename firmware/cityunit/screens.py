@@ -8,6 +8,7 @@ auction: that would spoil the surprise.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 from cityunit.permit import Permit
 
@@ -61,6 +62,12 @@ TEXT = {
 }
 
 DOTS = 4  # the auction screen's motion: a light running along four dots
+
+
+class Screen(Protocol):
+    """Any screen: immutable, comparable, and readable as text lines."""
+
+    def lines(self, lang: str) -> list[str]: ...
 
 
 @dataclass(frozen=True)
@@ -165,15 +172,3 @@ class MenuScreen:
 class ShutdownScreen:
     def lines(self, lang: str) -> list[str]:
         return [TEXT[lang]["bye"]]
-
-
-Screen = (
-    Blank
-    | HourScreen
-    | AuctionScreen
-    | SoldScreen
-    | PermitScreen
-    | HourEndScreen
-    | MenuScreen
-    | ShutdownScreen
-)

@@ -31,12 +31,13 @@ def braille(image: Image.Image | None, width: int = 128, height: int = 64) -> li
     """A 1-bit image as rows of braille characters: 128x64 pixels in 64x16 cells."""
     if image is None:
         return [chr(0x2800) * (width // 2)] * (height // 4)
-    pixels = image.convert("1").load()
+    one_bit = image.convert("1")
     rows = []
     for cy in range(0, height, 4):
         row = []
         for cx in range(0, width, 2):
-            bits = sum(bit for (dx, dy), bit in DOTS.items() if pixels[cx + dx, cy + dy])
+            lit = ((dx, dy) for dx, dy in DOTS if one_bit.getpixel((cx + dx, cy + dy)))
+            bits = sum(DOTS[dot] for dot in lit)
             row.append(chr(0x2800 + bits))
         rows.append("".join(row))
     return rows

@@ -49,7 +49,9 @@ class Recorder:
         images = [image for _, image in self.frames]
         if self.path.suffix.lower() == ".gif":
             durations = [max(20, b - a) for a, b in itertools.pairwise(times)] + [2000]
-            small = [i.resize((i.width // 2, i.height // 2), Image.LANCZOS) for i in images]
+            small = [
+                i.resize((i.width // 2, i.height // 2), Image.Resampling.LANCZOS) for i in images
+            ]
             small[0].save(
                 self.path, save_all=True, append_images=small[1:], duration=durations, loop=0
             )
@@ -133,7 +135,7 @@ class Window:
 
 # ----- the scripted demo ------------------------------------------------------------------
 
-DEMO: list[tuple] = [
+DEMO: list[tuple[str | int, ...]] = [
     ("wait", 800),
     ("switch",),
     ("wait", 1800),
@@ -166,17 +168,17 @@ def run_demo(window: Window, step_ms: int = 50) -> int:
     board.runtime.pump()
     for step in DEMO:
         match step:
-            case ("wait", ms):
+            case ("wait", int(ms)):
                 for _ in ticks(ms):
                     pass
             case ("switch",):
                 window.toggle_switch()
-            case ("press", part, hold):
+            case ("press", str(part), int(hold)):
                 window.press(part, True)
                 for _ in ticks(hold):
                     pass
                 window.press(part, False)
-            case ("until", event):
+            case ("until", str(event)):
                 for _ in ticks(120_000):
                     if event in seen:
                         break
