@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -13,6 +16,7 @@ from cityunit.client import describe
 from cityunit.clock import VirtualClock
 from cityunit.config import Config
 from cityunit.console import MAX_LINE, LineReader, Session, TooLong
+from cityunit.events import EventKind
 from cityunit_sim.board import SimBoard
 
 
@@ -89,3 +93,25 @@ def test_console_names_a_port_it_cannot_open() -> None:
         capture_output=True, text=True, timeout=30,
     )  # fmt: skip
     assert result.returncode == 2 and "cannot open /dev/nonexistent-port" in result.stderr
+
+
+# ----- the protocol's own page says what the code does ---------------------------------------
+
+PROTOCOL_DOC = Path(__file__).resolve().parents[1] / "docs" / "protocol.md"
+
+
+def table_names(heading: str) -> set[str]:
+    """The names in the first column of the table under `## heading` in docs/protocol.md."""
+    section = PROTOCOL_DOC.read_text().split(f"\n## {heading}\n", 1)[1].split("\n## ", 1)[0]
+    return set(re.findall(r"^\| `([^`]+)` \|", section, flags=re.MULTILINE))
+
+
+def test_every_event_is_documented_and_every_documented_event_exists() -> None:
+    assert table_names("Events") == {str(kind) for kind in EventKind}
+
+
+def test_every_state_key_is_documented() -> None:
+    replies: list[str] = []
+    with SimBoard(Config(), VirtualClock(), seed=1) as board:
+        Session(board.runtime, replies.append, simulator=True).receive(b"STATE")
+    assert table_names("STATE") == set(json.loads(replies[-1][3:]))

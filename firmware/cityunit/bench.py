@@ -30,6 +30,7 @@ from cityunit.board import Board
 from cityunit.clock import MonotonicClock, VirtualClock
 from cityunit.config import Config, Parts
 from cityunit.console import Session
+from cityunit.events import EventKind
 from cityunit.oled import LumaPanel
 from cityunit.permit import Permit
 from cityunit.render import render
@@ -128,7 +129,7 @@ class Rig:
         panel = LumaPanel(config.parts, bus=self.bus)
         self.board = Board(config, MonotonicClock(), pin_factory=self.factory, panel=panel, seed=1)
         self.runtime = self.board.runtime
-        self.events: list[tuple[int, str]] = []
+        self.events: list[tuple[int, EventKind]] = []
         self.runtime.listeners.append(
             lambda e: self.events.append((time.perf_counter_ns(), e.event))
         )
@@ -201,9 +202,9 @@ def auctions(count: int) -> dict[str, float]:
         button.drive_high()
         time.sleep(2.3)
         new = rig.events[seen:]
-        start = next(t for t, name in new if name == "auction.start")
-        final = next(t for t, name in new if name == "auction.final")
-        end = next(t for t, name in new if name == "auction.end")
+        start = next(t for t, name in new if name is EventKind.AUCTION_START)
+        final = next(t for t, name in new if name is EventKind.AUCTION_FINAL)
+        end = next(t for t, name in new if name is EventKind.AUCTION_END)
         errors.append(abs(_ms(end - start) - 2000))
         rises = [t for t, v in led.changes if final <= t < end and v == 1.0]
         periods += [_ms(b - a) for a, b in itertools.pairwise(rises)]

@@ -15,7 +15,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from cityunit.permit import Permit
+
 log = logging.getLogger(__name__)
+PERMIT_VALUES = [p.value for p in Permit]
 
 VERSION = 1
 FILENAME = "state.json"
@@ -79,7 +82,7 @@ def _valid(data: dict[str, Any]) -> bool:
         and whole("session_hours", 0, 1_000_000)
         and whole("hour_elapsed_ms", 0, 3_600_000)
         and isinstance(history, list)
-        and all(p in (1, 2, 3, "station") for p in history)
+        and all(p in PERMIT_VALUES for p in history)
     )
 
 

@@ -18,6 +18,7 @@ import pygame
 from PIL import Image
 
 from cityunit.clock import VirtualClock
+from cityunit.events import EventKind
 from cityunit_sim.board import SimBoard
 from cityunit_sim.sound import Speaker
 from cityunit_sim.view import SIZE, UnitView
@@ -140,7 +141,7 @@ DEMO: list[tuple[str | int, ...]] = [
     ("switch",),
     ("wait", 1800),
     ("press", "auction", 120),
-    ("until", "auction.end"),
+    ("until", EventKind.AUCTION_END),
     ("wait", 3200),
     ("press", "build", 120),
     ("wait", 2600),
