@@ -12,13 +12,20 @@ from collections.abc import Callable
 from cityunit import sounds
 from cityunit.events import EventKind
 from cityunit.patterns import Pattern, Track
-from cityunit.timers import Timers
+from cityunit.timers import Timer, Timers
 
 Emit = Callable[..., None]
 
 
 def _wake() -> None:
     """A timer that only wakes the core: an output's next step."""
+
+
+def _wake_in(timer: Timer, now: int, ms: int | None) -> None:
+    if ms is None:
+        timer.cancel()
+    else:
+        timer.set(now + ms)
 
 
 class Cues:
@@ -28,7 +35,8 @@ class Cues:
         self.buzzer: Track[int | None] = Track(None)
         self.level = 0.0  # the LED now
         self.hz: int | None = None  # the buzzer now (None: silent, or the volume is off)
-        self._wakes = (timers.timer(_wake), timers.timer(_wake))
+        self._led_wake = timers.timer(_wake)
+        self._tone_wake = timers.timer(_wake)
 
     def light(self, pattern: Pattern[float], now: int) -> None:
         self.led.set_base(pattern, now)
@@ -67,8 +75,5 @@ class Cues:
         if hz != self.hz:
             self.hz = hz
             self._emit(EventKind.TONE, hz=hz)
-        for wake, ms in zip(self._wakes, (led_ms, tone_ms), strict=True):
-            if ms is None:
-                wake.cancel()
-            else:
-                wake.set(now + ms)
+        _wake_in(self._led_wake, now, led_ms)
+        _wake_in(self._tone_wake, now, tone_ms)

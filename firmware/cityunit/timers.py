@@ -8,6 +8,7 @@ clock is exact.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable
 
 
@@ -35,10 +36,14 @@ class Timer:
 
 
 class Timers:
-    """Every pending Timer of one unit, earliest first."""
+    """Every pending Timer of one unit, earliest first.
+
+    A heap of (time, order set, timer); an entry whose timer was since moved or cancelled
+    is stale and is dropped when it reaches the top.
+    """
 
     def __init__(self) -> None:
-        self._pending: set[Timer] = set()
+        self._heap: list[tuple[int, int, Timer]] = []
         self._seq = 0
 
     def timer(self, run: Callable[[], None]) -> Timer:
@@ -47,30 +52,30 @@ class Timers:
     def arm(self, timer: Timer, t: int) -> None:
         self._seq += 1
         timer.at, timer.seq = t, self._seq
-        self._pending.add(timer)
+        heapq.heappush(self._heap, (t, self._seq, timer))
 
     def disarm(self, timer: Timer) -> None:
         timer.at = None
-        self._pending.discard(timer)
 
-    def _first(self) -> Timer | None:
-        # A handful are ever pending: a scan beats keeping a heap of stale entries.
-        return min(self._pending, key=_order, default=None)
+    def _first(self) -> tuple[int, int, Timer] | None:
+        heap = self._heap
+        while heap:
+            at, seq, timer = heap[0]
+            if timer.seq == seq and timer.at == at:
+                return heap[0]
+            heapq.heappop(heap)
+        return None
 
     def next(self) -> int | None:
         first = self._first()
-        return None if first is None else first.at
+        return None if first is None else first[0]
 
     def pop_due(self, now: int) -> tuple[int, Timer] | None:
         """The earliest timer due at or before `now`, disarmed, with its time."""
         first = self._first()
-        if first is None or first.at is None or first.at > now:
+        if first is None or first[0] > now:
             return None
-        at = first.at
-        self.disarm(first)
-        return at, first
-
-
-def _order(timer: Timer) -> tuple[int, int]:
-    assert timer.at is not None
-    return timer.at, timer.seq
+        heapq.heappop(self._heap)
+        at, _, timer = first
+        timer.at = None
+        return at, timer
