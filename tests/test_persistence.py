@@ -271,3 +271,14 @@ def test_cityunit_run_keeps_the_game_in_its_state_directory(tmp_path: Path) -> N
     assert proc.finish() == 0
     saved = store.load(tmp_path / "state" / store.FILENAME)
     assert saved is not None and saved["power"] is False  # mock pins: the switch reads OFF
+
+
+def test_the_clock_under_resumed_keeps_ticking_on_the_display(make_rig, tmp_path: Path) -> None:
+    (tmp_path / store.FILENAME).write_bytes(store.encode(STATE))
+    rig = make_rig(switch_on=True, state_dir=tmp_path)
+    assert rig.unit.state()["screen"][1] == "RESUMED"
+    sent = rig.board.display.frames_sent
+    for t in range(1_000, 6_000, 1_000):
+        rig.at(t)
+    assert rig.unit.state()["screen"][1] == "RESUMED"
+    assert rig.board.display.frames_sent - sent == 5, "a new frame each second"

@@ -182,7 +182,7 @@ class Runtime:
 
     def run(self, ready: Callable[[], None] = lambda: None) -> None:
         """Serve until a Stop; `ready` is told once the first screen is up."""
-        self.step()
+        self._serve(None)  # what came in while the board was being built, then the present
         ready()
         while not self.stopped:
             timeout = self.clock.wait_ms(self.next_deadline())
@@ -268,7 +268,7 @@ class Runtime:
 
     def fault(self, part: str, detail: str) -> None:
         """A part failed or came back (loop thread): the core tells it as an event."""
-        self.unit.fault(part, detail, max(self.unit.now, self.clock.now_ms()))
+        self.unit.fault(part, detail, self.unit.now)
 
     def _power_off(self) -> None:
         command = self._shutdown_command

@@ -46,12 +46,14 @@ class Idle(Mode):
         return HourScreen(game.hour, clock, game.paused, resumed=banner and self._resumed)
 
     def next_frame(self, now: int) -> int | None:
-        if now < self._until:
-            return self._until
+        banner = self._until if now < self._until else None
         game = self.unit.game
+        if self._sold is not None and banner is not None:
+            return banner  # SOLD! fills the screen: no clock under it
         if game.rules.show_clock and game.clock.running:
-            return now + 1000 - game.elapsed(now) % 1000
-        return None
+            tick = now + 1000 - game.elapsed(now) % 1000
+            return tick if banner is None else min(tick, banner)
+        return banner
 
     def tap(self, button: Button) -> None:
         mode = modes.Auction if button is Button.AUCTION else modes.Draw
