@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 
 from cityunit import modes
 from cityunit.config import Config, ConfigError, load, parse
+from cityunit.inbox import stop_on_signals
 from cityunit.rules import Rules
-from cityunit.runtime import stop_on_signals
 from conftest import AUCTION, BUILD, BUZZER, LED, POWER, Rig
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import signal
 import threading
+from functools import partial
 from pathlib import Path
 
 import pytest
 
 from cityunit.config import Config, Parts, System
+from cityunit.console import Session
+from cityunit.inbox import Input
 from conftest import AUCTION, BUILD, BUZZER, LED, POWER, Rig
 from fakes import run_unit
 
@@ -169,6 +173,40 @@ def test_edges_queued_together_run_in_order_each_at_its_own_time(rig: Rig) -> No
     assert auctions == [("auction.start", 1_100), ("auction.end", 5_090)]
 
 
+def test_a_console_line_among_late_edges_changes_nothing(rig: Rig) -> None:
+    """A STATE that arrived between a press and its release must not move the unit on
+    to the present before the release is handled."""
+    replies: list[str] = []
+    session = Session(rig.runtime, replies.append, simulator=False)
+    rig.pin(POWER).drive_low()
+    rig.at(1_000)
+    rig.pin(BUILD).drive_low()
+    rig.runtime.pump()
+    rig.board.inbox.put(Input(1_100, partial(session.receive, b"STATE")))
+    rig.clock.set_ms(2_400)
+    rig.pin(BUILD).drive_high()
+    rig.at(3_600)
+    assert rig.unit.state()["mode"] == "permit"
+    state = json.loads(replies[-1][3:])
+    assert state["t_ms"] == 1_100 and state["mode"] == "idle", "STATE as of its arrival"
+
+
+def test_a_press_handled_late_is_still_heard_and_seen(rig: Rig) -> None:
+    """The click (12 ms) and blip start when the loop gets to the press, not in the past
+    where they would already be over."""
+    rig.pin(POWER).drive_low()
+    rig.at(3_000)
+    rig.pin(AUCTION).drive_low()  # stamped at 3,000 ...
+    rig.at(3_090)  # ... handled 90 ms later, as behind a frame on a 100 kHz bus
+    assert rig.pin(BUZZER).frequency == pytest.approx(4_000) and rig.pin(LED).state == 1.0
+    heard = [e for e in rig.events if e.event == "tone" and e.data["hz"] == 4000]
+    assert [e.t_ms for e in heard] == [3_090], "the events say when it was really heard"
+    rig.clock.set_ms(3_140)
+    rig.pin(AUCTION).drive_high()
+    rig.at(3_200)
+    assert "auction.start" in rig.names(), "and the tap still means what it meant"
+
+
 # ----- stops lose nothing -------------------------------------------------------------------
 
 
@@ -247,4 +285,33 @@ sys.exit(main(["run", "--config", {str(config)!r}]))
     )  # fmt: skip
     assert result.returncode == 0, (result.returncode, result.stderr[-2000:])
     assert "stopped: LED off, buzzer silent, screen blank" in result.stderr
+    assert store.load(tmp_path / store.FILENAME) is not None, "the game was saved"
+
+
+def test_a_sigterm_while_the_heavy_libraries_import_is_a_clean_stop(tmp_path: Path) -> None:
+    """gpiozero, luma and Pillow take ~0.1 s to import here (far longer on a Pi Zero):
+    the handler must already be in place while they load."""
+    import subprocess
+    import sys
+
+    from cityunit import store
+
+    config = tmp_path / "config.toml"
+    config.write_text(f'[display]\ndriver = "none"\n[state]\ndir = "{tmp_path}"\n')
+    code = f"""
+import os, signal, sys
+sent = []
+def hook(event, args):
+    if event == "import" and args[0] == "gpiozero" and not sent:
+        sent.append(1)
+        os.kill(os.getpid(), signal.SIGTERM)
+sys.addaudithook(hook)
+from cityunit.cli import main
+sys.exit(main(["run", "--config", {str(config)!r}]))
+"""
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+        env={**__import__("os").environ, "GPIOZERO_PIN_FACTORY": "mock"},
+    )  # fmt: skip
+    assert result.returncode == 0, (result.returncode, result.stderr[-2000:])
     assert store.load(tmp_path / store.FILENAME) is not None, "the game was saved"

@@ -23,8 +23,9 @@ from cityunit import store
 from cityunit.clock import Clock
 from cityunit.config import Config
 from cityunit.display import Display, Panel
+from cityunit.inbox import Inbox, Input
 from cityunit.parts import Parts
-from cityunit.runtime import Edge, Inbox, Runtime
+from cityunit.runtime import Runtime
 from cityunit.unit import Unit
 
 log = logging.getLogger(__name__)
@@ -68,7 +69,11 @@ class Board:
 
     def _edge(self, name: str, level: bool) -> None:
         """A GPIO callback's thread: stamped now, handled by the loop at that time."""
-        self.inbox.put(Edge(self.clock.now_ms(), name, level))
+
+        def act(t: int, present: int) -> None:
+            self.unit.edge(name, level, t, present)
+
+        self.inbox.put(Input(self.clock.now_ms(), act))
 
     def _fault(self, detail: str) -> None:
         self.runtime.fault("display", detail)

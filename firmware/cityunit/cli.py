@@ -21,8 +21,8 @@ if TYPE_CHECKING:
     from cityunit.clock import Clock
     from cityunit.config import Config
     from cityunit.doctor import Doctor
+    from cityunit.inbox import Inbox
     from cityunit.link import Served
-    from cityunit.runtime import Inbox
     from cityunit_sim.board import SimBoard
 
 log = logging.getLogger("cityunit")
@@ -44,7 +44,7 @@ def _config(path: Path | None, system_default: bool) -> Config | None:
 def _serving(clock: Clock) -> Iterator[Inbox]:
     """The loop's inbox, with SIGTERM and SIGINT stopping it: in place before anything
     else starts, so a signal during start-up still ends in a clean stop, the game saved."""
-    from cityunit.runtime import Inbox, Stop, stop_on_signals
+    from cityunit.inbox import Inbox, Stop, stop_on_signals
 
     with Inbox() as inbox, stop_on_signals(lambda: inbox.put(Stop(clock.now_ms())), inbox):
         yield inbox

@@ -89,6 +89,7 @@ class Session:
         self.events = False
         self._pending: deque[bytes | TooLong] = deque()
         self._busy = False  # a HOLD on the real clock finishes later; later lines wait
+        self._present: int | None = None  # the loop's time as it handles this line
         runtime.listeners.append(self._event)
         self.commands: dict[str, Callable[[list[str]], str | None]] = {
             "PING": self._ping,
@@ -111,11 +112,16 @@ class Session:
 
     @property
     def virtual(self) -> bool:
-        return isinstance(self.runtime.clock, VirtualClock)
+        return self.runtime.clock.virtual
 
     # ----- lines -------------------------------------------------------------------
 
-    def receive(self, line: bytes | TooLong) -> None:
+    def receive(
+        self, line: bytes | TooLong, t: int | None = None, present: int | None = None
+    ) -> None:
+        """A line that arrived at `t`: the loop has taken the unit there before calling
+        this, so each command acts as of its line's arrival (`present`: the loop's time)."""
+        self._present = present
         self._pending.append(line)
         self._drain()
 
@@ -149,7 +155,7 @@ class Session:
             self._reply(payload)
 
     def _reply(self, text: str) -> None:
-        self.runtime.step()  # the events a command caused come before its reply
+        self.runtime.settle()  # the events a command caused come before its reply
         self._write(text)
 
     def _event(self, event: Event) -> None:
@@ -177,9 +183,9 @@ class Session:
     def _press(self, args: list[str]) -> str:
         self._arity(args, 1, "PRESS AUCTION|BUILD")
         button = _button(args[0])
-        unit, now = self.runtime.unit, self.runtime.clock.now_ms()
-        unit.press(button, now)
-        unit.release(button, now)
+        unit = self.runtime.unit
+        unit.press(button, unit.now, self._present)
+        unit.release(button, unit.now)
         return "OK"
 
     def _hold(self, args: list[str]) -> str | None:
@@ -187,8 +193,8 @@ class Session:
         button = _button(args[0])
         ms = _int(args[1], 1, MAX_HOLD_MS, "ms")
         runtime = self.runtime
-        pressed = runtime.clock.now_ms()
-        runtime.unit.press(button, pressed)
+        pressed = runtime.unit.now
+        runtime.unit.press(button, pressed, self._present)
         if self.virtual:
             self._advance_by(ms)
             runtime.unit.release(button, runtime.clock.now_ms())
@@ -198,6 +204,7 @@ class Session:
         def release(at: int) -> None:
             runtime.unit.release(button, at)
             self._busy = False
+            self._present = None  # the lines that waited act as of now
             self._reply("OK")
             self._drain()
 
@@ -209,12 +216,12 @@ class Session:
         word = args[0].upper()
         if word not in ("ON", "OFF"):
             raise CommandError("bad-argument", "expected ON or OFF")
-        self.runtime.unit.switch(word == "ON", self.runtime.clock.now_ms())
+        self.runtime.unit.switch(word == "ON", self.runtime.unit.now)
         return "OK"
 
     def _state(self, args: list[str]) -> str:
         self._arity(args, 0, "STATE")
-        self.runtime.step()
+        self.runtime.settle()
         state = self.runtime.unit.state()
         state["clock"] = "virtual" if self.virtual else "real"
         state["t_ms"] = self.runtime.unit.now
@@ -225,7 +232,7 @@ class Session:
         word = args[0].upper()
         if word not in ("ON", "OFF"):
             raise CommandError("bad-argument", "expected ON or OFF")
-        self.runtime.step()  # events from before the switch are not shown after it
+        self.runtime.settle()  # events from before the switch are not shown after it
         self.events = word == "ON"
         return "OK"
 
@@ -256,7 +263,7 @@ class Session:
         if choice not in setting.choices:
             allowed = ", ".join(setting.choices)
             raise CommandError("bad-argument", f"{name} is one of: {allowed}")
-        self.runtime.unit.set_setting(name, choice, self.runtime.clock.now_ms())
+        self.runtime.unit.set_setting(name, choice, self.runtime.unit.now)
         return "OK"
 
     def _seed(self, args: list[str]) -> str:

@@ -48,13 +48,14 @@ class Cues:
         """A tone pattern that goes on until replaced (an auction's final beeps)."""
         self.buzzer.set_base(pattern, now)
 
-    def feedback(self, now: int) -> None:
-        """A click and a blip the instant a button goes down, whatever it will mean.
+    def feedback(self, start: int) -> None:
+        """A click and a blip the instant a button goes down, whatever it will mean
+        (`start`: that instant, or when the press is handled, if later).
 
         The blip is inverted against the light's level, so it shows even when lit."""
-        self.play(sounds.CLICK, now)
-        blip = 0.0 if self.led.base_value(now) >= 0.5 else 1.0
-        self.led.play(Pattern(((blip, sounds.BLIP_MS),)), now)
+        self.play(sounds.CLICK, start)
+        blip = 0.0 if self.led.base_value(start) >= 0.5 else 1.0
+        self.led.play(Pattern(((blip, sounds.BLIP_MS),)), start)
 
     def silence(self, now: int) -> None:
         self.led.silence(now)

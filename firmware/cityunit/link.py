@@ -18,6 +18,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Protocol
 
 from cityunit.console import LineReader, Session
+from cityunit.inbox import Input
 from cityunit.runtime import Runtime
 
 if TYPE_CHECKING:
@@ -156,7 +157,9 @@ class Served:
             if not data:
                 break
             for line in lines.feed(data):
-                self.runtime.call(partial(self.session.receive, line))
+                self.runtime.inbox.put(
+                    Input(self.runtime.clock.now_ms(), partial(self.session.receive, line))
+                )
         if self.on_end is not None:
             self.runtime.call(self.on_end)
 

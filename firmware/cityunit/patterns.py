@@ -87,6 +87,8 @@ class Track(Generic[V]):
                 base_ms = None
         if self._overlay is not None:
             overlay, o0 = self._overlay
+            if t < o0:  # it starts a little later (a press handled late)
+                return base_value, o0 - t if base_ms is None else min(base_ms, o0 - t)
             now = overlay.at(t - o0)
             if now is not None:
                 return now

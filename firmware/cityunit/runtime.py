@@ -12,124 +12,23 @@ loop keeps none of the core's fields, and other threads see only the snapshots i
 
 from __future__ import annotations
 
-import contextlib
 import heapq
 import itertools
 import logging
-import os
-import queue
-import select
-import signal
 import subprocess
-import threading
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
 
 from cityunit import store
 from cityunit.clock import Clock
 from cityunit.display import Display
 from cityunit.events import OUTPUT_CHANGES, Event
+from cityunit.inbox import Inbox, Input, Stop, Work
 from cityunit.parts import Parts
 from cityunit.unit import Snapshot, Unit
 
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class Edge:
-    """A raw contact edge, stamped when it happened."""
-
-    t: int
-    name: str
-    level: bool
-
-
-@dataclass(frozen=True)
-class Stop:
-    """Stop the loop: asked at `t` (a signal, the window closing, the end of input)."""
-
-    t: int
-
-
-Work = Edge | Stop | Callable[[], None]
-
-
-class Inbox:
-    """Work for the loop thread, and the one thing the loop sleeps on.
-
-    A SimpleQueue (whose put is safe even from a signal handler) plus a pipe that wakes
-    the loop's select. Signals write to the same pipe (signal.set_wakeup_fd): a SIGTERM
-    landing just before the loop goes to sleep still wakes it, which a plain blocking
-    queue.get cannot promise.
-    """
-
-    def __init__(self) -> None:
-        self._items: queue.SimpleQueue[Work] = queue.SimpleQueue()
-        self._read, self.wake_fd = os.pipe()
-        for fd in (self._read, self.wake_fd):
-            os.set_blocking(fd, False)
-        self.closed = False
-
-    def put(self, item: Work) -> None:
-        self._items.put(item)
-        with contextlib.suppress(BlockingIOError, OSError):  # full: awake already; closed
-            os.write(self.wake_fd, b"\0")
-
-    def get(self, timeout: float | None) -> Work | None:
-        """The next item, waiting up to `timeout` s (None: for ever); None if none came."""
-        with contextlib.suppress(queue.Empty):
-            return self._items.get_nowait()
-        select.select([self._read], [], [], timeout)
-        with contextlib.suppress(BlockingIOError):
-            while os.read(self._read, 512):
-                pass
-        with contextlib.suppress(queue.Empty):
-            return self._items.get_nowait()
-        return None
-
-    def waiting(self) -> Iterator[Work]:
-        """Every item already in, without waiting."""
-        while True:
-            try:
-                yield self._items.get_nowait()
-            except queue.Empty:
-                return
-
-    def __enter__(self) -> Inbox:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        if self.closed:
-            return
-        self.closed = True
-        for fd in (self._read, self.wake_fd):
-            with contextlib.suppress(OSError):
-                os.close(fd)
-
-
-@contextlib.contextmanager
-def stop_on_signals(stop: Callable[[], None], inbox: Inbox) -> Iterator[None]:
-    """SIGTERM and SIGINT call `stop` (Python skips atexit on SIGTERM unless a handler is
-    installed); the signal also writes to the inbox's pipe, so the loop wakes whichever
-    thread the kernel chose. The handlers before are put back on leaving. Main thread only:
-    elsewhere this does nothing."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    before = {sig: signal.signal(sig, lambda signum, frame: stop()) for sig in STOP_SIGNALS}
-    wake_before = signal.set_wakeup_fd(inbox.wake_fd, warn_on_full_buffer=False)
-    try:
-        yield
-    finally:
-        signal.set_wakeup_fd(wake_before)
-        for sig, handler in before.items():
-            signal.signal(sig, handler)
-
-
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 Listener = Callable[[Event], None]
 
 
@@ -156,6 +55,7 @@ class Runtime:
         self.after_step: list[Callable[[], None]] = []  # e.g. a console sending its batch
         self.snapshot: Snapshot = unit.snapshot()  # the latest, posted for other threads
         self.stopped = False
+        self.finished = False
         self.shutdown_process: subprocess.Popen[bytes] | None = None
         self._shutdown_command = shutdown_command or []
         self._seen = -1  # the core's revision the outputs last followed
@@ -195,18 +95,20 @@ class Runtime:
         return not self.stopped
 
     def _serve(self, first: Work | None) -> None:
-        """Handle `first` and all that is waiting, each input at its own time; then the
-        present. Nothing is handled past a Stop."""
+        """Handle `first` and all that is waiting, each input as of its own time; then
+        the present. Nothing is handled past a Stop."""
+        present = self.clock.now_ms()
         items = itertools.chain([] if first is None else [first], self.inbox.waiting())
         for item in items:
-            if isinstance(item, Edge):
+            if isinstance(item, Input):
                 self._run_later(item.t)
-                self.unit.edge(item.name, item.level, item.t)
+                self.unit.advance(item.t)
+                item.act(item.t, max(item.t, present))
             elif isinstance(item, Stop):
                 self._run_later(item.t)
                 self.unit.advance(item.t)
                 self.stopped = True
-                self._follow(self.unit.now)
+                self.settle()
                 return
             else:
                 item()
@@ -232,6 +134,11 @@ class Runtime:
         now = self.clock.now_ms()
         self.unit.advance(now)
         self._follow(now)
+
+    def settle(self) -> None:
+        """Make the world follow the core where it stands, without moving it on (in the
+        middle of a batch of inputs, e.g. before a console reply)."""
+        self._follow(max(self.unit.now, self.clock.now_ms()))
 
     def _follow(self, now: int) -> None:
         """Outputs first (light and sound, then the slow display), then the effects."""
@@ -283,9 +190,11 @@ class Runtime:
 
     def finish(self) -> None:
         """After the loop: the game saved as it stands at the stop (or now, if never stopped)."""
+        if self.finished:
+            return
+        self.finished = True
         if not self.stopped:
-            self.unit.advance(self.clock.now_ms())
-            self._follow(self.unit.now)
+            self.step()
         if self.saver is not None:
             self.saver.save(self.unit.saved())
 

@@ -92,6 +92,7 @@ class Unit:
         self.rng = rng or random.Random()
         self.now = now
         self.revision = 0
+        self.present = now  # the loop's time as it handles the latest input (see `edge`)
         self.timers = Timers()
         self.power = False
         self._effects = Effects()
@@ -142,15 +143,22 @@ class Unit:
 
     # ----- inputs ----------------------------------------------------------------------
 
-    def edge(self, name: str, level: bool, t: int) -> None:
-        """A raw contact edge of 'auction', 'build' or 'power'; debounced here."""
+    def edge(self, name: str, level: bool, t: int, present: int | None = None) -> None:
+        """A raw contact edge of 'auction', 'build' or 'power' at `t`; debounced here.
+
+        `present`: the loop's time as it handles the edge, if later. What the edge means
+        is decided as of `t`; its click and blip cannot start before `present`, so a
+        press handled late is still heard and seen.
+        """
         self.advance(t)
+        self.present = max(self.now, t if present is None else present)
         self._contacts[name].edge(level, self.now)
         self._settle()
 
-    def press(self, button: Button, t: int) -> None:
+    def press(self, button: Button, t: int, present: int | None = None) -> None:
         """A clean (already debounced) button going down, as from the console."""
         self.advance(t)
+        self.present = max(self.now, t if present is None else present)
         self._gestures.down(button, self.now)
         self._settle()
 

@@ -17,8 +17,8 @@ from cityunit.board import Board
 from cityunit.clock import Clock
 from cityunit.config import Config
 from cityunit.events import Event
+from cityunit.inbox import Inbox
 from cityunit.render import HEIGHT, WIDTH
-from cityunit.runtime import Inbox
 
 
 def event_line(event: Event) -> str:

@@ -61,7 +61,7 @@ class Mode:
     # ----- what the players do (the switch ON) ------------------------------------------
 
     def down(self) -> None:
-        self.unit.cues.feedback(self.unit.now)
+        self.unit.cues.feedback(max(self.unit.now, self.unit.present))
 
     def tap(self, button: Button) -> None:
         pass
