@@ -131,3 +131,14 @@ def test_configured_bounds_are_respected() -> None:
     for seed in range(50):
         start, _, end = lengths(run_auction(seed, rules))
         assert 20_000 <= end - start <= 22_000
+
+
+def test_a_secret_auction_stays_secret_when_the_setting_changes_during_it() -> None:
+    table = Table()
+    table.tap(A).wait(3_000)
+    table.unit.set_setting("auction", "fixed50", table.t)
+    table.wait(1_000)
+    assert not any(ch.isdigit() for line in table.state()["screen"] for ch in line)
+    table.until("auction.end", limit_ms=60_000)
+    table.tap(A).wait(1_000)  # the next one is fixed, and shows its countdown
+    assert table.state()["screen"][-1] == "49"

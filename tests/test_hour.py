@@ -135,3 +135,21 @@ def test_a_long_auction_press_after_the_end_starts_a_new_hour() -> None:
     assert table.state()["mode"] == "hour_end", "taps do nothing once the game is over"
     table.hold(A, 1_600)
     assert table.state()["mode"] == "idle" and table.state()["hour"] == 2
+
+
+def test_no_pause_once_the_game_is_over_even_while_an_auction_finishes() -> None:
+    """The last hour ended during an auction: both buttons held then must not restart
+    the finished game's clock (nor end the hour a second time)."""
+    table = Table(Rules(auction_mode="fixed", auction_fixed_s=50))
+    table.wait(HOUR_MS - 20_000).tap(A)
+    table.until("hour.end")
+    for _ in range(2):  # pause, then resume: both ignored
+        table.unit.press(A, table.t)
+        table.unit.press(B, table.t)
+        table.wait(1_600)
+        table.unit.release(A, table.t)
+        table.unit.release(B, table.t)
+    table.until("auction.end")
+    table.wait(60_000)
+    assert len(table.events("hour.end")) == 1 and table.events("pause") == []
+    assert table.state()["mode"] == "hour_end" and table.state()["paused"] is False

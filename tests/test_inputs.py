@@ -139,3 +139,15 @@ def test_the_power_switch_is_debounced_too() -> None:
     table.wait(100)
     assert [e.data for e in table.events("power")] == [{"on": True}]
     assert [e.data["hour"] for e in table.events("hour.start")] == [1]
+
+
+def test_a_pause_held_across_switching_off_is_not_a_shutdown() -> None:
+    """The 5 s hold for a safe shutdown counts from the switch going OFF."""
+    table = Table().wait(1_000)
+    table.unit.press(A, table.t)
+    table.unit.press(B, table.t)
+    table.wait(2_000)  # a pause ...
+    table.switch(False).wait(3_000)  # ... and the switch OFF, both still held: 6 s in all
+    assert table.events("shutdown") == []
+    table.wait(2_100)  # 5 s held with the switch OFF
+    assert [e.t_ms for e in table.events("shutdown")] == [8_000]

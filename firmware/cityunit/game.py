@@ -85,11 +85,23 @@ class Game:
             unit.emit(EventKind.HOUR_START, hour=self.hour)
             self.schedule()
             return
-        self.clock = self.clock.stopped(now)
-        unit.mode.hour_over()
+        self.end()
+
+    @property
+    def over(self) -> bool:
+        """The last hour is up (an auction may still be finishing)."""
+        return not self.clock.running and self.clock.banked >= HOUR_MS and self.last_hour()
+
+    def end(self) -> None:
+        """The last hour is up: the clock stops, and the mode shown decides what follows."""
+        self.clock = self.clock.stopped(self._unit.now)
+        self._unit.mode.hour_over()
 
     def toggle_pause(self) -> None:
+        """Both buttons held: the game clock stops or goes on (not once the game is over)."""
         unit, now = self._unit, self._unit.now
+        if self.over:
+            return
         if self.paused:
             self.paused = False
             self.clock = self.clock.started(now)
@@ -149,6 +161,10 @@ class Game:
             if config_then.get(name) == config_now.get(name)
         }
         self.rules = settings.apply(self.rules, kept)
+
+    def new_game(self) -> None:
+        """The hour count starts again; the next hour is hour 1."""
+        self.hour = self.session_hours = 0
 
     def resume(self, saved: dict[str, Any], now: int) -> None:
         """The same hour goes on from where it was saved (the switch stayed ON)."""

@@ -86,6 +86,12 @@ class Gestures:
         elif not held.spent:
             self._heard(Gesture.TAP, button)
 
+    def hold_again(self, t: int) -> None:
+        """The switch moved while both are held: the 5 s hold counts from now, so a
+        safe shutdown needs 5 s held with the switch OFF, never a pause held across it."""
+        if self._chord_hold.pending:
+            self._chord_hold.set(t + CHORD_HOLD_MS)
+
     def _end_chord(self) -> None:
         self._chord.cancel()
         self._chord_hold.cancel()

@@ -74,6 +74,7 @@ def permit_light(permit: Permit) -> Light:
     return Pattern(((1.0, 110), (0.0, 110)) * permit.buildings + ((0.0, 1000),), repeat=True)
 
 
+NO_BEEPS: Tone = steady(None)
 DARK: Light = steady(0.0)
 LIT: Light = steady(1.0)
 AUCTION_FLASH: Light = Pattern(((1.0, 500), (0.0, 500)), repeat=True)

@@ -272,7 +272,7 @@ class Unit:
 
     def new_game(self) -> None:
         """The menu's NEW GAME: the hour count starts again at 1."""
-        self.game.hour = self.game.session_hours = 0
+        self.game.new_game()
         self.emit(EventKind.NEW_GAME)
         self.new_hour()
 
@@ -306,6 +306,7 @@ class Unit:
             return
         self.power = on
         self.emit(EventKind.POWER, on=on)
+        self._gestures.hold_again(self.now)
         if on:
             self.game.session_hours = 0
             self.new_hour()
@@ -324,7 +325,6 @@ class Unit:
         self.enter(modes.Idle(self, resumed=True))
         self.cues.play(sounds.POWER_ON, self.now)
         if game.clock.banked >= HOUR_MS and game.last_hour():
-            game.clock = game.clock.stopped(self.now)
-            self.game_over()
+            game.end()
         else:
             game.schedule()

@@ -27,11 +27,13 @@ class Auction(Mode):
         self._start = 0
         self._length = 0
         self._game_over = False  # the game's end came during the auction: it finishes first
+        self._shown = False  # a fixed length, counted down on screen (decided at the start)
 
     def enter(self) -> None:
         unit, now = self.unit, self.unit.now
         rules = unit.game.rules
-        if rules.auction_mode == "fixed":
+        self._shown = rules.auction_mode == "fixed"
+        if self._shown:
             self._length = rules.auction_fixed_s * 1000
         else:
             self._length = unit.rng.randint(rules.auction_min_s * 1000, rules.auction_max_s * 1000)
@@ -50,10 +52,9 @@ class Auction(Mode):
 
     def end(self, stopped: bool, cancelled: bool = False) -> None:
         unit, now = self.unit, self.unit.now
-        if cancelled:
-            unit.emit(EventKind.AUCTION_END, stopped=stopped, cancelled=True)
-        else:
-            unit.emit(EventKind.AUCTION_END, stopped=stopped)
+        unit.emit(
+            EventKind.AUCTION_END, stopped=stopped, **({"cancelled": True} if cancelled else {})
+        )
         unit.cues.quiet_buzzer(now)
         if cancelled:
             unit.cues.play(sounds.CANCELLED, now)
@@ -67,8 +68,9 @@ class Auction(Mode):
     # ----- what it shows --------------------------------------------------------------
 
     def _countdown(self, now: int) -> int | None:
-        """Seconds left, rounded up: shown only for a fixed length, which is public."""
-        if self.unit.game.rules.auction_mode != "fixed":
+        """Seconds left, rounded up: shown only for a fixed length, which is public (a
+        secret auction stays secret even if the setting changes while it runs)."""
+        if not self._shown:
             return None
         return -(-(self._start + self._length - now) // 1000)
 
@@ -94,6 +96,10 @@ class Auction(Mode):
 
     def hour_over(self) -> None:
         self._game_over = True
+
+    def leave(self) -> None:
+        super().leave()
+        self.unit.cues.beep(sounds.NO_BEEPS, self.unit.now)  # the final beeps are this mode's
 
     def switched_off(self) -> None:
         self.unit.emit(EventKind.AUCTION_END, stopped=True, cancelled=True)
