@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from cityunit.clock import VirtualClock
 from cityunit.config import Parts
 from cityunit.display import Display
 from cityunit.oled import LumaPanel
@@ -119,3 +120,34 @@ def test_closing_blanks_the_screen_once_and_is_idempotent() -> None:
     display.close()
     display.close()
     assert bus.commands[-1] == [0xAE] and bus.commands.count([0xAE]) == 1
+
+
+def test_a_slow_failure_is_retried_later_so_the_loop_stays_free() -> None:
+    """A bus held low fails each write only after a ~1 s timeout: retrying a second
+    after that would leave the loop blocked half the time, with the LED frozen."""
+    clock = VirtualClock()
+
+    class HungPanel:
+        def start(self) -> None:
+            clock.set_ms(clock.now_ms() + 1_000)  # the kernel gives up after a second
+            raise OSError(110, "Connection timed out")
+
+        def display(self, image) -> None: ...
+        def blank(self) -> None: ...
+        def close(self) -> None: ...
+
+    display = Display(HungPanel(), clock=clock.now_ms)
+    display.poll(0)
+    assert display.retry_at == 1_000 + 10 * 1_000
+
+
+def test_closing_after_a_passing_error_still_blanks_the_screen() -> None:
+    bus = FlakyBus()
+    display, _ = display_on(bus)
+    display.poll(0)
+    display.show(HourScreen(1, "00:00"), EN, 0)
+    bus.unplugged = True
+    display.show(HourScreen(1, "00:01"), EN, 1_000)  # one failed write: marked down
+    bus.unplugged = False
+    display.close()
+    assert bus.commands[-1] == [0xAE], "started again, cleared and switched off"

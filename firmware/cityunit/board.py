@@ -54,7 +54,7 @@ class Board:
                 saved = store.load(state_dir / store.FILENAME)
                 saver = opened.enter_context(store.Saver(state_dir))
             self.parts = opened.enter_context(Parts(config, self._edge, pin_factory))
-            self.display = None if panel is None else Display(panel, self._fault)
+            self.display = None if panel is None else Display(panel, self._fault, clock.now_ms)
             if self.display is not None:
                 opened.callback(self.display.close)
             self.unit = Unit(config.rules, random.Random(seed), now=clock.now_ms())

@@ -2,7 +2,9 @@
 
 luma raises DeviceNotFoundError from `command()` but a raw OSError from `data()` on an
 I2C error; both mean the same here: mark the panel down, keep the unit running, and
-about once a second initialise the same panel again until it answers. A screen is
+initialise the same panel again until it answers: a second after a quick failure, and
+longer after a slow one (a bus held low times out after about a second), so that a
+dead bus never takes more than a tenth of the loop from the LED and the buzzer. A screen is
 rendered only when it changes, and identical frames are never re-sent: the bus is slow
 (~23 ms a frame at 400 kHz).
 """
@@ -23,6 +25,7 @@ from cityunit.screens import Screen
 log = logging.getLogger(__name__)
 
 RETRY_MS = 1_000
+SLOW_SHARE = 10  # a failed attempt that took d ms is retried at least 10 d ms later
 
 
 class Panel(Protocol):
@@ -39,9 +42,15 @@ class Panel(Protocol):
 
 
 class Display:
-    def __init__(self, panel: Panel, fault: Callable[[str], None] = lambda detail: None) -> None:
+    def __init__(
+        self,
+        panel: Panel,
+        fault: Callable[[str], None] = lambda detail: None,
+        clock: Callable[[], int] | None = None,
+    ) -> None:
         self.panel = panel
         self._fault = fault
+        self._clock = clock  # to see how long a failed attempt took
         self.up = False  # started, and answering
         self._screen: tuple[Screen, str] | None = None
         self._wanted: Image.Image | None = None
@@ -99,15 +108,17 @@ class Display:
             self._fault(f"lost: {error}")
         self.up = False
         self._shown = None
-        self.retry_at = now + RETRY_MS
+        ended = now if self._clock is None else max(now, self._clock())
+        self.retry_at = ended + max(RETRY_MS, SLOW_SHARE * (ended - now))
 
     def close(self) -> None:
-        """Screen off; a display that is gone needs nothing. Idempotent."""
+        """Screen off, even if the last write failed (one attempt). Idempotent."""
         if self.closed:
             return
         self.closed = True
-        if self.up:
-            with contextlib.suppress(OSError, LumaError):
-                self.panel.blank()
+        with contextlib.suppress(OSError, LumaError):
+            if not self.up:
+                self.panel.start()
+            self.panel.blank()
         self.up = False
         self.panel.close()
