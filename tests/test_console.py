@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -115,3 +116,26 @@ def test_every_state_key_is_documented() -> None:
     with SimBoard(Config(), VirtualClock(), seed=1) as board:
         Session(board.runtime, replies.append, simulator=True).receive(b"STATE")
     assert table_names("STATE") == set(json.loads(replies[-1][3:]))
+
+
+def test_a_served_console_closes_with_the_board() -> None:
+    import select
+    import time
+
+    from cityunit.link import PtyLink
+
+    link = PtyLink()
+    with SimBoard(Config(), VirtualClock(), seed=1) as board:
+        served = board.serve(link, simulator=True)
+        client = os.open(link.path, os.O_RDWR | os.O_NOCTTY)
+        os.write(client, b"EVENTS ON\nSWITCH ON\n")
+        got, end = b"", time.monotonic() + 10
+        while b'"hour.start"' not in got and time.monotonic() < end:
+            board.runtime.pump()
+            if select.select([client], [], [], 0.05)[0]:
+                got += os.read(client, 4096)
+        assert b'"hour.start"' in got
+    os.close(client)
+    assert served.closed and not served._out.is_alive()
+    with pytest.raises(OSError):
+        os.fstat(link.read_fd)  # the pty is closed

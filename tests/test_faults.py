@@ -159,13 +159,17 @@ def test_the_scenarios_reach_every_mode(make_rig) -> None:
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_presses_in_every_mode_do_no_harm(make_rig, mode: str) -> None:
+def test_every_press_in_every_mode_clicks_unless_the_switch_is_off(make_rig, mode: str) -> None:
     rig = make_rig(Config(rules=Rules(auction_mode="fixed", auction_fixed_s=50)))
     into(rig, mode)
     for pin, hold in ((AUCTION, 80), (BUILD, 80), (AUCTION, 1_700), (BUILD, 1_700)):
+        rig.at(rig.clock.now_ms() + 200)  # a real finger: not within the last one's chatter
+        powered = rig.unit.state()["power"] == "on"
+        pressed = rig.clock.now_ms()
         rig.press(pin, hold)
+        clicks = [e for e in rig.events if e.event == "tone" and e.data["hz"] == 4000]
+        assert (clicks[-1].t_ms == pressed if clicks else False) == powered, (pin, hold)
         state = rig.unit.state()
-        assert state["mode"] in {cls.name for cls in modes.ALL}
         if state["mode"] == "off":
             assert state["led"] == 0.0 and state["tone_hz"] is None
 
@@ -218,18 +222,19 @@ def test_wall_clock_jumps_change_nothing(monkeypatch: pytest.MonkeyPatch, jump_s
             return datetime.datetime.fromtimestamp(time.time(), tz)
 
     monkeypatch.setattr(datetime, "datetime", Jumping)
-    rig = RealRig(Config(rules=Rules(auction_mode="fixed", auction_fixed_s=1, auction_final_s=1)))
-    rig.pin("power").drive_low()
-    done = threading.Event()
-    rig.runtime.listeners.append(lambda e: e.event == "auction.end" and done.set())
-    button = rig.pin("auction")
-    button.drive_low()
-    button.drive_high()
-    offset[0] = jump_s  # the jump lands mid-auction
-    assert done.wait(10)
-    start = next(t for t, name in rig.events if name == "auction.start")
-    end = next(t for t, name in rig.events if name == "auction.end")
-    rig.close()
+    with RealRig(
+        Config(rules=Rules(auction_mode="fixed", auction_fixed_s=1, auction_final_s=1))
+    ) as rig:
+        rig.pin("power").drive_low()
+        done = threading.Event()
+        rig.runtime.listeners.append(lambda e: e.event == "auction.end" and done.set())
+        button = rig.pin("auction")
+        button.drive_low()
+        button.drive_high()
+        offset[0] = jump_s  # the jump lands mid-auction
+        assert done.wait(10)
+        start = next(t for t, name in rig.events if name == "auction.start")
+        end = next(t for t, name in rig.events if name == "auction.end")
     assert abs((end - start) / 1e6 - 1_000) < 100, (end - start) / 1e6
 
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import subprocess
 import sys
 import tomllib
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -78,47 +80,50 @@ class Screen:
         self.shown.append(None)
 
 
-def wiring_test(person_kw: dict, wait_s: float = 5) -> tuple[WiringTest, Person, Screen]:
-    config = Config()
-    factory = mock_factory()
-    parts = Parts(config, lambda name, level: None, factory)
-    person = Person(factory, config, **person_kw)
-    screen = Screen()
-    test = WiringTest(config, parts, ask=person, display=screen, wait_s=wait_s)
-    return test, person, screen
+@pytest.fixture
+def wiring_test() -> Iterator[Callable[..., tuple[WiringTest, Person, Screen]]]:
+    """A wiring test on fresh mock pins, with its person and screen; pins closed after."""
+    with contextlib.ExitStack() as opened:
+
+        def make(person_kw: dict, wait_s: float = 5) -> tuple[WiringTest, Person, Screen]:
+            config = Config()
+            factory = mock_factory()
+            parts = opened.enter_context(Parts(config, lambda name, level: None, factory))
+            person = Person(factory, config, **person_kw)
+            screen = Screen()
+            test = WiringTest(config, parts, ask=person, display=screen, wait_s=wait_s)
+            return test, person, screen
+
+        yield make
 
 
-def test_a_well_wired_board_passes_every_step() -> None:
+def test_a_well_wired_board_passes_every_step(wiring_test) -> None:
     test, _, screen = wiring_test({})
     assert test.run() == 0
     assert [f.what for f in test.findings] == ["auction", "build", "power", "LED", "buzzer", "OLED"]
     assert all(f.level == OK for f in test.findings)
     assert screen.shown[0] is not None and screen.shown[-1] is None
-    test.parts.close()
 
 
-def test_a_button_that_never_closes_is_named_with_its_pin() -> None:
+def test_a_button_that_never_closes_is_named_with_its_pin(wiring_test) -> None:
     test, _, _ = wiring_test({"dead": "build"}, wait_s=0.05)
     assert test.run() == 1
     failed = [f for f in test.findings if f.level == FAIL]
     assert [f.what for f in failed] == ["build"] and "GPIO27" in failed[0].detail
-    test.parts.close()
 
 
-def test_an_output_nobody_sees_is_a_failure_with_a_hint() -> None:
+def test_an_output_nobody_sees_is_a_failure_with_a_hint(wiring_test) -> None:
     test, _, _ = wiring_test({"sees": False})
     assert test.run() == 1
     failed = {f.what: f.detail for f in test.findings if f.level == FAIL}
     assert set(failed) == {"LED", "buzzer", "OLED"}
     assert "GPIO13" in failed["LED"] and "transistor" in failed["buzzer"]
-    test.parts.close()
 
 
 @pytest.mark.parametrize("part", ["led", "buzzer"])
 def test_the_outputs_really_move_their_pins(part: str) -> None:
     config = Config()
     factory = mock_factory()
-    parts = Parts(config, lambda name, level: None, factory)
     seen = []
 
     def person(prompt: str) -> str:
@@ -132,9 +137,9 @@ def test_the_outputs_really_move_their_pins(part: str) -> None:
                 factory.pin(getattr(config.pins, name)).drive_high()
         return "y"
 
-    assert WiringTest(config, parts, ask=person).run() == 0
+    with Parts(config, lambda name, level: None, factory) as parts:
+        assert WiringTest(config, parts, ask=person).run() == 0
     assert any(seen), f"the {part} pin never went up"
-    parts.close()
 
 
 @pytest.mark.skipif(shutil.which("openscad") is None, reason="OpenSCAD is not installed here")

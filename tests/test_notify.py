@@ -75,29 +75,31 @@ def test_a_blocked_loop_stops_feeding_the_watchdog(listener: socket.socket) -> N
     notifier = Notifier({"NOTIFY_SOCKET": listener.getsockname(), "WATCHDOG_USEC": "40000"})
     assert notifier.watchdog_ms == 20
     config = Config(parts=Parts(display="none"))
-    board = Board(
+    with Board(
         config, MonotonicClock(), pin_factory=mock_factory(),
         heartbeat=(notifier.watchdog_ms, notifier.watchdog),
-    )  # fmt: skip
-    runtime = board.runtime
-    loop = threading.Thread(target=runtime.run, daemon=True)
-    loop.start()
-    receive(listener, "WATCHDOG=1")
-    gate, blocked = threading.Event(), threading.Event()
-    runtime.call(lambda: (blocked.set(), gate.wait(10)))
-    assert blocked.wait(10)
-    while True:  # what was sent before the block took hold
-        listener.settimeout(0.1)
+    ) as board:  # fmt: skip
+        runtime = board.runtime
+        loop = threading.Thread(target=runtime.run, daemon=True)
+        loop.start()
+        gate, blocked = threading.Event(), threading.Event()
         try:
-            listener.recv(4096)
-        except TimeoutError:
-            break
-    listener.settimeout(0.3)  # fifteen intervals: a live loop would have beaten many times
-    with pytest.raises(TimeoutError):
-        listener.recv(4096)
-    gate.set()
-    listener.settimeout(10)
-    assert "WATCHDOG=1" in receive(listener, "WATCHDOG=1")
-    runtime.stop()
-    loop.join(10)
-    board.close()
+            receive(listener, "WATCHDOG=1")
+            runtime.call(lambda: (blocked.set(), gate.wait(10)))
+            assert blocked.wait(10)
+            while True:  # what was sent before the block took hold
+                listener.settimeout(0.1)
+                try:
+                    listener.recv(4096)
+                except TimeoutError:
+                    break
+            listener.settimeout(0.3)  # fifteen intervals: a live loop would have beaten often
+            with pytest.raises(TimeoutError):
+                listener.recv(4096)
+            gate.set()
+            listener.settimeout(10)
+            assert "WATCHDOG=1" in receive(listener, "WATCHDOG=1")
+        finally:
+            gate.set()
+            runtime.stop()
+            loop.join(10)

@@ -282,3 +282,21 @@ def test_the_clock_under_resumed_keeps_ticking_on_the_display(make_rig, tmp_path
         rig.at(t)
     assert rig.unit.state()["screen"][1] == "RESUMED"
     assert rig.board.display.frames_sent - sent == 5, "a new frame each second"
+
+
+def test_a_board_that_fails_to_start_leaves_the_saved_game_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cityunit.unit import Unit
+
+    path = tmp_path / store.FILENAME
+    path.write_bytes(store.encode(STATE))
+    before = path.read_bytes()
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("boot failed")
+
+    monkeypatch.setattr(Unit, "boot", broken)
+    with pytest.raises(RuntimeError):
+        Rig(switch_on=True, state_dir=tmp_path)
+    assert path.read_bytes() == before

@@ -54,6 +54,12 @@ class Play:
     def pixel(self, pos: tuple[int, int]) -> tuple[int, int, int]:
         return tuple(self.window.surface.get_at(pos))[:3]
 
+    def __enter__(self) -> Play:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def close(self) -> None:
         self.board.close()
         pygame.quit()
@@ -61,9 +67,8 @@ class Play:
 
 @pytest.fixture
 def play() -> Iterator[Play]:
-    p = Play()
-    yield p
-    p.close()
+    with Play() as p:
+        yield p
 
 
 AUCTION = next(b.center for b in BUTTONS if b.name == "auction")
@@ -131,25 +136,23 @@ def test_escape_and_closing_the_window_quit(play: Play) -> None:
 
 def test_a_recording_holds_the_frames_with_their_timing(tmp_path: Path) -> None:
     out = tmp_path / "run.gif"
-    play = Play(record=out)
-    play.click(SWITCH.center)
-    for _ in range(30):
-        play.wait(50)
-    assert play.window.recorder is not None
-    play.window.recorder.save()
-    play.close()
+    with Play(record=out) as play:
+        play.click(SWITCH.center)
+        for _ in range(30):
+            play.wait(50)
+        assert play.window.recorder is not None
+        play.window.recorder.save()
     gif = Image.open(out)
     assert gif.size == (320, 400) and gif.n_frames >= 2
 
 
 def test_a_recording_can_be_a_folder_of_png_frames(tmp_path: Path) -> None:
     frames = tmp_path / "frames"
-    play = Play(record=frames)
-    for _ in range(5):
-        play.wait(100)
-    assert play.window.recorder is not None
-    play.window.recorder.save()
-    play.close()
+    with Play(record=frames) as play:
+        for _ in range(5):
+            play.wait(100)
+        assert play.window.recorder is not None
+        play.window.recorder.save()
     assert len(list(frames.glob("frame-*.png"))) == 5
 
 

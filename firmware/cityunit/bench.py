@@ -140,9 +140,18 @@ class Rig:
         pin: TimedPin = self.factory.pin(getattr(self.config.pins, part))
         return pin
 
+    def __enter__(self) -> Rig:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def close(self) -> None:
+        """The loop stopped first: the board closes only once nothing else runs it."""
         self.runtime.stop()
         self.thread.join(5)
+        if self.thread.is_alive():
+            raise RuntimeError("the unit's loop did not stop within 5 s")
         self.board.close()
 
 
@@ -152,30 +161,29 @@ def _ms(ns: float) -> float:
 
 def latency(presses: int) -> dict[str, float]:
     """From a pin edge to the LED, the buzzer and the display, over many AUCTION taps."""
-    rig = Rig(Config())
-    power, button = rig.pin("power"), rig.pin("auction")
-    led, buzzer = rig.pin("led"), rig.pin("buzzer")
-    power.drive_low()
-    time.sleep(0.5)
-    to_led, to_tone, to_frame = [], [], []
-    for _ in range(presses):
-        t0 = time.perf_counter_ns()
-        button.drive_low()
-        t_led, t_tone = led.wait_change(t0), buzzer.wait_change(t0)
-        if t_led and t_tone:
-            to_led.append(_ms(t_led - t0))
-            to_tone.append(_ms(t_tone - t0))
-        time.sleep(0.04)
-        frames = len(rig.bus.frame_times)
-        t1 = time.perf_counter_ns()
-        button.drive_high()  # the tap is decided on release: a new screen
-        end = time.monotonic() + 2
-        while len(rig.bus.frame_times) == frames and time.monotonic() < end:
-            time.sleep(0.0002)
-        if len(rig.bus.frame_times) > frames:
-            to_frame.append(_ms(rig.bus.frame_times[frames] - t1))
-        time.sleep(0.04)
-    rig.close()
+    with Rig(Config()) as rig:
+        power, button = rig.pin("power"), rig.pin("auction")
+        led, buzzer = rig.pin("led"), rig.pin("buzzer")
+        power.drive_low()
+        time.sleep(0.5)
+        to_led, to_tone, to_frame = [], [], []
+        for _ in range(presses):
+            t0 = time.perf_counter_ns()
+            button.drive_low()
+            t_led, t_tone = led.wait_change(t0), buzzer.wait_change(t0)
+            if t_led and t_tone:
+                to_led.append(_ms(t_led - t0))
+                to_tone.append(_ms(t_tone - t0))
+            time.sleep(0.04)
+            frames = len(rig.bus.frame_times)
+            t1 = time.perf_counter_ns()
+            button.drive_high()  # the tap is decided on release: a new screen
+            end = time.monotonic() + 2
+            while len(rig.bus.frame_times) == frames and time.monotonic() < end:
+                time.sleep(0.0002)
+            if len(rig.bus.frame_times) > frames:
+                to_frame.append(_ms(rig.bus.frame_times[frames] - t1))
+            time.sleep(0.04)
     return {
         "press_to_led_ms_p50": statistics.median(to_led),
         "press_to_led_ms_p99": pct(to_led, 99),
@@ -189,27 +197,26 @@ def latency(presses: int) -> dict[str, float]:
 def auctions(count: int) -> dict[str, float]:
     """Fixed 2 s auctions on the real clock: how late each ends; how true its final flashes are."""
     rules = Rules(auction_mode="fixed", auction_fixed_s=2, auction_final_s=1)
-    rig = Rig(Config(rules=rules))
-    rig.pin("power").drive_low()
-    time.sleep(0.3)
-    errors, periods = [], []
-    led = rig.pin("led")
-    for _ in range(count):
-        button = rig.pin("auction")
-        button.drive_low()
-        time.sleep(0.03)
-        seen = len(rig.events)
-        button.drive_high()
-        time.sleep(2.3)
-        new = rig.events[seen:]
-        start = next(t for t, name in new if name is EventKind.AUCTION_START)
-        final = next(t for t, name in new if name is EventKind.AUCTION_FINAL)
-        end = next(t for t, name in new if name is EventKind.AUCTION_END)
-        errors.append(abs(_ms(end - start) - 2000))
-        rises = [t for t, v in led.changes if final <= t < end and v == 1.0]
-        periods += [_ms(b - a) for a, b in itertools.pairwise(rises)]
-        time.sleep(0.2)
-    rig.close()
+    with Rig(Config(rules=rules)) as rig:
+        rig.pin("power").drive_low()
+        time.sleep(0.3)
+        errors, periods = [], []
+        led = rig.pin("led")
+        for _ in range(count):
+            button = rig.pin("auction")
+            button.drive_low()
+            time.sleep(0.03)
+            seen = len(rig.events)
+            button.drive_high()
+            time.sleep(2.3)
+            new = rig.events[seen:]
+            start = next(t for t, name in new if name is EventKind.AUCTION_START)
+            final = next(t for t, name in new if name is EventKind.AUCTION_FINAL)
+            end = next(t for t, name in new if name is EventKind.AUCTION_END)
+            errors.append(abs(_ms(end - start) - 2000))
+            rises = [t for t, v in led.changes if final <= t < end and v == 1.0]
+            periods += [_ms(b - a) for a, b in itertools.pairwise(rises)]
+            time.sleep(0.2)
     target = 250.0
     return {
         "auction_end_error_ms_p99": pct(errors, 99),
@@ -236,14 +243,13 @@ def rendering(frames: int) -> dict[str, float]:
 
 def idle_cpu(seconds: float) -> dict[str, float]:
     """CPU of this whole process while the unit idles, switch ON, on the real clock."""
-    rig = Rig(Config())
-    rig.pin("power").drive_low()
-    time.sleep(1)
-    cpu0, wall0 = time.process_time(), time.monotonic()
-    time.sleep(seconds)
-    cpu = time.process_time() - cpu0
-    wall = time.monotonic() - wall0
-    rig.close()
+    with Rig(Config()) as rig:
+        rig.pin("power").drive_low()
+        time.sleep(1)
+        cpu0, wall0 = time.process_time(), time.monotonic()
+        time.sleep(seconds)
+        cpu = time.process_time() - cpu0
+        wall = time.monotonic() - wall0
     return {"idle_cpu_pct": cpu / wall * 100}
 
 

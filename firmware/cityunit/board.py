@@ -2,7 +2,8 @@
 the bench and the tests.
 
 What differs between them is injected: the clock (real or virtual), the pin factory
-(lgpio on a Pi, mock pins elsewhere), the display's panel, the random seed, where the
+(lgpio on a Pi, mock pins elsewhere), the display's panel (by default the one the
+config names), the random seed, where the
 game is kept. A Board is a context manager; leaving it, or closing it, saves the game
 as it stands, blanks the screen, leaves the LED off and the buzzer silent, and releases
 every pin. A board that fails half-built closes what it had opened.
@@ -15,7 +16,7 @@ import logging
 import random
 from collections.abc import Callable
 from pathlib import Path
-from typing import Self
+from typing import Literal, Self
 
 from gpiozero.pins import Factory
 
@@ -24,11 +25,20 @@ from cityunit.clock import Clock
 from cityunit.config import Config
 from cityunit.display import Display, Panel
 from cityunit.inbox import Inbox, Input
+from cityunit.link import Link, Served
 from cityunit.parts import Parts
 from cityunit.runtime import Runtime
 from cityunit.unit import Unit
 
 log = logging.getLogger(__name__)
+
+
+def _configured_panel(config: Config) -> Panel | None:
+    if config.parts.display == "none":
+        return None
+    from cityunit.oled import LumaPanel  # luma's drivers, only where a panel is wired
+
+    return LumaPanel(config.parts)
 
 
 class Board:
@@ -38,7 +48,7 @@ class Board:
         clock: Clock,
         *,
         pin_factory: Factory | None = None,
-        panel: Panel | None = None,
+        panel: Panel | Literal["config"] | None = "config",
         seed: int | None = None,
         state_dir: Path | None = None,
         inbox: Inbox | None = None,
@@ -54,6 +64,8 @@ class Board:
                 saved = store.load(state_dir / store.FILENAME)
                 saver = opened.enter_context(store.Saver(state_dir))
             self.parts = opened.enter_context(Parts(config, self._edge, pin_factory))
+            if panel == "config":
+                panel = _configured_panel(config)
             self.display = None if panel is None else Display(panel, self._fault, clock.now_ms)
             if self.display is not None:
                 opened.callback(self.display.close)
@@ -62,10 +74,18 @@ class Board:
                 self.unit, clock, self.inbox, self.parts, self.display, saver,
                 config.system.shutdown_command, heartbeat, status,
             )  # fmt: skip
-            opened.callback(self.runtime.finish)
             # The switch may already be ON at start, and a game may be waiting to go on.
             self.unit.boot(self.parts.is_pressed("power"), saved, clock.now_ms())
             self._opened = opened.pop_all()
+
+    def serve(
+        self, link: Link, simulator: bool = False, on_end: Callable[[], None] | None = None
+    ) -> Served:
+        """The console protocol on `link`, closed with the board (after the game is saved
+        and its last events are sent)."""
+        served = Served(self.runtime, link, simulator, on_end)
+        self._opened.callback(served.close)
+        return served
 
     def _edge(self, name: str, level: bool) -> None:
         """A GPIO callback's thread: stamped now, handled by the loop at that time."""
@@ -91,5 +111,6 @@ class Board:
     def close(self) -> None:
         """Once the loop has returned (or was never run). Idempotent."""
         if not self.closed:
+            self.runtime.finish()
             self._opened.close()
             log.info("stopped: LED off, buzzer silent, screen blank")

@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from cityunit.config import Config
     from cityunit.doctor import Doctor
     from cityunit.inbox import Inbox
-    from cityunit.link import Served
     from cityunit_sim.board import SimBoard
 
 log = logging.getLogger("cityunit")
@@ -81,38 +80,34 @@ def _state_dir(config: Config) -> Path | None:
 def _serve_unit(args: argparse.Namespace, config: Config, clock: Clock, inbox: Inbox) -> int:
     from cityunit.board import Board
     from cityunit.notify import Notifier
-    from cityunit.oled import LumaPanel
     from cityunit.parts import pin_factory
 
     notifier = Notifier()
     heartbeat = None if notifier.watchdog_ms is None else (notifier.watchdog_ms, notifier.watchdog)
-    panel = None if config.parts.display == "none" else LumaPanel(config.parts)
     with Board(
-        config, clock, pin_factory=pin_factory(), panel=panel, seed=args.seed,
-        state_dir=_state_dir(config), inbox=inbox, heartbeat=heartbeat, status=notifier.status,
+        config, clock, pin_factory=pin_factory(), seed=args.seed, state_dir=_state_dir(config),
+        inbox=inbox, heartbeat=heartbeat, status=notifier.status,
     ) as board:  # fmt: skip
-        served = _serial_console(board, config)
+        _serial_console(board, config)
         log.info("cityunit %s running (%s)", __version__, config.source)
         board.runtime.run(ready=notifier.ready)
         notifier.stopping()
-        if served is not None:
-            served.flush()
     return 0
 
 
-def _serial_console(board: Board, config: Config) -> Served | None:
+def _serial_console(board: Board, config: Config) -> None:
     """The console on the configured serial port; the unit plays without it if it fails."""
     if not config.system.console_port:
-        return None
-    from cityunit.link import Served, open_serial
+        return
+    from cityunit.link import open_serial
 
     try:
         link = open_serial(config.system.console_port, config.system.console_baudrate)
     except Exception as e:
         log.error("console: cannot open %s: %s", config.system.console_port, e)
-        return None
+        return
     log.info("console on %s", config.system.console_port)
-    return Served(board.runtime, link, simulator=False)
+    board.serve(link)
 
 
 def _sim_mode(args: argparse.Namespace) -> str:
@@ -173,24 +168,21 @@ def _simulate(
 
 
 def _headless(board: SimBoard, console: str) -> int:
-    from cityunit.link import FdLink, PtyLink, Served
+    from cityunit.link import FdLink, PtyLink
     from cityunit.notify import Notifier
 
     runtime = board.runtime
-    served = None
     if console == "stdio":
-        served = Served(runtime, FdLink(0, 1), simulator=True, on_end=runtime.stop)
+        board.serve(FdLink(0, 1), simulator=True, on_end=runtime.stop)
         if sys.stdin.isatty():
             print(
                 "type HELP, EVENTS ON, SWITCH ON, PRESS AUCTION ...; Ctrl-D quits", file=sys.stderr
             )
     elif console == "pty":
         link = PtyLink()
-        served = Served(runtime, link, simulator=True)
+        board.serve(link, simulator=True)
         print(link.path, flush=True)
     runtime.run(ready=Notifier().ready)  # under systemd or a bench: the first frame is up
-    if served is not None:
-        served.flush()
     return 0
 
 

@@ -46,7 +46,7 @@ class Game:
         self.hour += 1
         self.session_hours += 1
         self.clock = HourClock(0, now)
-        self._unit.keep()
+        self._unit.worth_saving()
 
     def stop(self) -> None:
         """The switch went OFF (or a new hour is about to start): no clock, no pause."""
@@ -111,14 +111,14 @@ class Game:
             self.paused = True
             unit.cues.play(sounds.PAUSE, now)
         unit.emit(EventKind.PAUSE, paused=self.paused)
-        unit.keep()
+        unit.worth_saving()
         self.schedule()
 
     # ----- permits and rules ---------------------------------------------------------
 
     def drawn(self, permit: Permit) -> None:
         self.history.appendleft(permit)
-        self._unit.keep()
+        self._unit.worth_saving()
 
     def set_rules(self, rules: Rules) -> None:
         before = settings.read(self.rules)
@@ -126,7 +126,7 @@ class Game:
         for name, choice in settings.read(rules).items():
             if before[name] != choice:
                 self._unit.emit(EventKind.SETTING, name=name, value=choice)
-        self._unit.keep()
+        self._unit.worth_saving()
         if self.clock.running:
             self.schedule()
 

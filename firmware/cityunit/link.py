@@ -8,6 +8,7 @@ clock nothing is time-critical, so it waits instead.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import queue
@@ -36,12 +37,18 @@ class Link(Protocol):
 
     def write(self, data: bytes) -> None: ...
 
+    def close(self) -> None:
+        """Release what it holds (idempotent)."""
+
 
 class FdLink:
-    """Two file descriptors: stdin/stdout, or a pty master."""
+    """Two file descriptors: stdin/stdout (not ours to close), or a pty master."""
 
     def __init__(self, read_fd: int, write_fd: int) -> None:
         self.read_fd, self.write_fd = read_fd, write_fd
+
+    def close(self) -> None:
+        """stdin and stdout stay open for whoever runs us."""
 
     def read(self) -> bytes:
         try:
@@ -63,6 +70,12 @@ class PtyLink(FdLink):
         tty.setraw(self._slave)  # no echo, no line editing: bytes as sent
         self.path = os.ttyname(self._slave)
         super().__init__(master, master)
+        self._fds = [master, self._slave]
+
+    def close(self) -> None:
+        while self._fds:
+            with contextlib.suppress(OSError):
+                os.close(self._fds.pop())
 
 
 class SerialLink:
@@ -77,6 +90,9 @@ class SerialLink:
     def write(self, data: bytes) -> None:
         self.port.write(data)
 
+    def close(self) -> None:
+        self.port.close()
+
 
 def open_serial(url: str, baudrate: int) -> SerialLink:
     import serial
@@ -89,7 +105,8 @@ class Served:
     """The protocol served on one link: a reader thread, a writer thread, one Session.
 
     Lines are sent in batches: all the events of one step, or a reply with the events
-    before it, leave in one write.
+    before it, leave in one write. `close()` (or leaving `with`) sends what is queued
+    (waiting a little), stops the writer and closes the link.
     """
 
     def __init__(
@@ -104,14 +121,34 @@ class Served:
         self.on_end = on_end
         self._virtual = runtime.clock.virtual
         self._batch: list[str] = []
-        self._outbox: queue.SimpleQueue[bytes | threading.Event] = queue.SimpleQueue()
+        self._outbox: queue.SimpleQueue[bytes | threading.Event | None] = queue.SimpleQueue()
         self._sent = 0  # lines handed to the writer (loop thread only)
         self._written = 0  # lines it wrote (writer thread only)
         self._dropped = 0
+        self.closed = False
         self.session = Session(runtime, self._write, simulator)
         runtime.after_step.append(self._flush)
-        threading.Thread(target=self._writer, name="console-out", daemon=True).start()
+        self._out = threading.Thread(target=self._writer, name="console-out", daemon=True)
+        self._out.start()
         threading.Thread(target=self._reader, name="console-in", daemon=True).start()
+
+    def __enter__(self) -> Served:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self, timeout: float = 2.0) -> None:
+        """Loop thread (or after it ended). Idempotent."""
+        if self.closed:
+            return
+        self.closed = True
+        self.flush(timeout)
+        self.runtime.after_step.remove(self._flush)
+        self.session.close()
+        self._outbox.put(None)
+        self._out.join(timeout)
+        self.link.close()
 
     def _write(self, text: str) -> None:
         """Loop thread: queue one line; a reply sends the batch at once."""
@@ -137,6 +174,8 @@ class Served:
     def _writer(self) -> None:
         while True:
             data = self._outbox.get()
+            if data is None:
+                return
             if isinstance(data, threading.Event):
                 data.set()
                 continue

@@ -98,21 +98,21 @@ def render(screen: Screen, lang: str) -> Image.Image:
 
 # ----- one drawing per screen: a new screen registers its own ------------------------------
 
-Draw = ImageDraw.ImageDraw
+Canvas = ImageDraw.ImageDraw
 
 
 @singledispatch
-def draw(screen: Screen, canvas: Draw, lines: list[str]) -> None:
+def draw(screen: Screen, canvas: Canvas, lines: list[str]) -> None:
     raise TypeError(f"no drawing for {type(screen).__name__}")
 
 
 @draw.register
-def _blank(screen: Blank, canvas: Draw, lines: list[str]) -> None:
+def _blank(screen: Blank, canvas: Canvas, lines: list[str]) -> None:
     pass
 
 
 @draw.register
-def _hour(screen: HourScreen, canvas: Draw, lines: list[str]) -> None:
+def _hour(screen: HourScreen, canvas: Canvas, lines: list[str]) -> None:
     _text(canvas, 4, lines[0], 24)
     if screen.paused or screen.resumed:
         canvas.rectangle((14, 31, WIDTH - 15, 47), fill=1)
@@ -122,7 +122,7 @@ def _hour(screen: HourScreen, canvas: Draw, lines: list[str]) -> None:
 
 
 @draw.register
-def _auction(screen: AuctionScreen, canvas: Draw, lines: list[str]) -> None:
+def _auction(screen: AuctionScreen, canvas: Canvas, lines: list[str]) -> None:
     _title(canvas, lines[0])
     y = 30 if screen.countdown_s is None else 24
     for i in range(DOTS):
@@ -134,13 +134,13 @@ def _auction(screen: AuctionScreen, canvas: Draw, lines: list[str]) -> None:
 
 
 @draw.register
-def _sold(screen: SoldScreen, canvas: Draw, lines: list[str]) -> None:
+def _sold(screen: SoldScreen, canvas: Canvas, lines: list[str]) -> None:
     canvas.rectangle((0, 0, WIDTH - 1, HEIGHT - 1), fill=1)
     _text(canvas, 18, lines[0], 28, fill=0)
 
 
 @draw.register
-def _permit(screen: PermitScreen, canvas: Draw, lines: list[str]) -> None:
+def _permit(screen: PermitScreen, canvas: Canvas, lines: list[str]) -> None:
     _title(canvas, lines[0])
     if screen.drawing:
         canvas.rectangle((40, 17, 87, 52), outline=1)
@@ -154,7 +154,7 @@ def _permit(screen: PermitScreen, canvas: Draw, lines: list[str]) -> None:
 
 
 @draw.register
-def _game_over(screen: HourEndScreen, canvas: Draw, lines: list[str]) -> None:
+def _game_over(screen: HourEndScreen, canvas: Canvas, lines: list[str]) -> None:
     _title(canvas, lines[0])
     _text(canvas, 18, lines[1], 12)
     _text(canvas, 33, lines[2], 12)
@@ -162,7 +162,7 @@ def _game_over(screen: HourEndScreen, canvas: Draw, lines: list[str]) -> None:
 
 
 @draw.register
-def _menu(screen: MenuScreen, canvas: Draw, lines: list[str]) -> None:
+def _menu(screen: MenuScreen, canvas: Canvas, lines: list[str]) -> None:
     _title(canvas, lines[0])
     if screen.item == "history":
         _text(canvas, 18, lines[1], 12)
@@ -178,7 +178,7 @@ def _menu(screen: MenuScreen, canvas: Draw, lines: list[str]) -> None:
         _text(canvas, 54, lines[3], 9)
 
 
-def _history(canvas: Draw, permits: tuple[Permit, ...]) -> None:
+def _history(canvas: Canvas, permits: tuple[Permit, ...]) -> None:
     """The last permits in a row, newest first: digits, and a small station."""
     x = max(2, (WIDTH - 12 * len(permits)) // 2)
     for permit in permits:
@@ -190,5 +190,5 @@ def _history(canvas: Draw, permits: tuple[Permit, ...]) -> None:
 
 
 @draw.register
-def _shutdown(screen: ShutdownScreen, canvas: Draw, lines: list[str]) -> None:
+def _shutdown(screen: ShutdownScreen, canvas: Canvas, lines: list[str]) -> None:
     _text(canvas, 26, lines[0], 13)

@@ -122,7 +122,7 @@ class Unit:
             self._settle()
         self.now = max(self.now, t)
         if self._save_at is not None and self.now >= self._save_at:
-            self.keep()
+            self.worth_saving()
         if frame is not None and self.now >= frame:
             self.revision += 1  # the screen moved on by itself
         self.cues.sync(self.now, self._muted())
@@ -205,7 +205,7 @@ class Unit:
             self._resume(saved)
         elif switch_on:
             self._switch(True)
-        self.keep()
+        self.worth_saving()
         self._settle()
 
     # ----- outputs ---------------------------------------------------------------------
@@ -248,7 +248,7 @@ class Unit:
         self._effects.events.append(Event(self.now, kind, data))
         self.revision += 1
 
-    def keep(self) -> None:
+    def worth_saving(self) -> None:
         """The game changed in a way worth saving; while its clock runs, save again soon."""
         self._effects.save = True
         self._save_at = self.now + SAVE_EVERY_MS if self.game.clock.running else None
@@ -261,7 +261,7 @@ class Unit:
         self.mode.leave()
         self.mode = mode
         mode.enter()
-        self.keep()
+        self.worth_saving()
 
     def new_hour(self) -> None:
         self.game.stop()

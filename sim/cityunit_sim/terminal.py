@@ -107,12 +107,12 @@ class Terminal:
 
     def lines(self) -> list[str]:
         """Everything on the terminal, top to bottom."""
-        board, unit = self.board, self.board.runtime.snapshot  # posted by the loop thread
+        board, snapshot = self.board, self.board.runtime.snapshot  # posted by the loop thread
         led = float(board.pin("led").state or 0.0)
         hz = board.pin("buzzer").frequency if board.config.parts.buzzer == "passive" else None
         power = "ON" if board.pin("power").state == 0 else "OFF"
         now_ms = board.clock.now_ms()
-        now, elapsed = now_ms // 1000, unit.clock.elapsed(now_ms) // 1000
+        now, elapsed = now_ms // 1000, snapshot.clock.elapsed(now_ms) // 1000
         oled = braille(board.oled.image)
         out = ["┌─ MONOPOLY CITY unit " + "─" * 43 + "┐"]
         out += [f"│{row}│" for row in oled]
@@ -124,8 +124,8 @@ class Terminal:
         speed = f" ×{self.speed:g}" if self.speed != 1 else ""
         out.append(
             f" unit time {now // 3600}:{now // 60 % 60:02d}:{now % 60:02d}{speed}"
-            f"   hour {unit.hour if unit.power else '-'} {elapsed // 60:02d}:{elapsed % 60:02d}"
-            f"   mode {unit.mode}{'  PAUSED' if unit.paused else ''}"
+            f"   hour {snapshot.hour or '-'} {elapsed // 60:02d}:{elapsed % 60:02d}"
+            f"   mode {snapshot.mode}{'  PAUSED' if snapshot.paused else ''}"
         )
         out += [" " + line for line in reversed(list(self.log))]  # appended by the loop
         out += [""] * (6 - len(self.log))

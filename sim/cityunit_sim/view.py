@@ -171,7 +171,7 @@ class UnitView:
             self.surface.blit(text, (x, SWITCH.centery - text.get_height() // 2))
 
     def _panel(self, now_ms: int) -> None:
-        unit = self.board.runtime.snapshot  # posted by the loop thread
+        snapshot = self.board.runtime.snapshot  # posted by the loop thread
         seconds = now_ms // 1000
         clock = f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
         hz = (
@@ -181,11 +181,9 @@ class UnitView:
         )
         tone = f"♪ {hz:.0f} Hz" if hz else "silent"
         speed = f"  ×{self.speed:g}" if self.speed != 1 else ""
-        elapsed = unit.clock.elapsed(now_ms) // 1000
-        lines = [
-            (f"unit time {clock}{speed}   hour {unit.hour if unit.power else '-'}"
-             f" {elapsed // 60:02d}:{elapsed % 60:02d}   {unit.mode}   {tone}", (220, 225, 235)),
-        ]  # fmt: skip
+        elapsed = snapshot.clock.elapsed(now_ms) // 1000
+        hour = f"hour {snapshot.hour or '-'} {elapsed // 60:02d}:{elapsed % 60:02d}"
+        lines = [(f"unit time {clock}{speed}   {hour}   {snapshot.mode}   {tone}", (220, 225, 235))]
         lines += [(line, DIM) for line in reversed(list(self.log))]  # appended by the loop
         y = 622
         for text, color in lines:
