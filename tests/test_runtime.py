@@ -253,12 +253,10 @@ EARLY = [
 ]
 
 
-@pytest.mark.parametrize(("when", "module", "name"), EARLY, ids=[e[0] for e in EARLY])
-def test_a_sigterm_during_start_up_is_a_clean_stop(
-    tmp_path: Path, when: str, module: str, name: str
-) -> None:
-    """The signal lands inside `module.name`, as `cityunit run` starts: it must still end
-    in a clean stop (exit 0, outputs quiet, the game saved), never a kill."""
+def start_with_a_sigterm(tmp_path: Path, landing: str) -> None:
+    """Run `cityunit run` in a fresh process after `landing` (code that arranges for a
+    SIGTERM at some point of start-up): it must end in a clean stop, the game saved."""
+    import os
     import subprocess
     import sys
 
@@ -266,9 +264,27 @@ def test_a_sigterm_during_start_up_is_a_clean_stop(
 
     config = tmp_path / "config.toml"
     config.write_text(f'[display]\ndriver = "none"\n[state]\ndir = "{tmp_path}"\n')
+    code = f"import os, signal, sys\n{landing}\nfrom cityunit.cli import main\n"
+    code += f"sys.exit(main(['run', '--config', {str(config)!r}]))\n"
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+        env={**os.environ, "GPIOZERO_PIN_FACTORY": "mock"},
+    )  # fmt: skip
+    assert result.returncode == 0, (result.returncode, result.stderr[-2000:])
+    assert "stopped: LED off, buzzer silent, screen blank" in result.stderr
+    assert store.load(tmp_path / store.FILENAME) is not None, "the game was saved"
+
+
+@pytest.mark.parametrize(("when", "module", "name"), EARLY, ids=[e[0] for e in EARLY])
+def test_a_sigterm_during_start_up_is_a_clean_stop(
+    tmp_path: Path, when: str, module: str, name: str
+) -> None:
+    """The signal lands inside `module.name` as `cityunit run` starts, never a kill."""
     owner, _, attr = name.rpartition(".")
-    code = f"""
-import importlib, os, signal, sys
+    start_with_a_sigterm(
+        tmp_path,
+        f"""
+import importlib
 module = importlib.import_module({module!r})
 owner = getattr(module, {owner!r}) if {owner!r} else module
 real = getattr(owner, {attr!r})
@@ -276,42 +292,21 @@ def landing(*args, **kwargs):
     os.kill(os.getpid(), signal.SIGTERM)  # delivered at once, in the middle of start-up
     return real(*args, **kwargs)
 setattr(owner, {attr!r}, landing)
-from cityunit.cli import main
-sys.exit(main(["run", "--config", {str(config)!r}]))
-"""
-    result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-        env={**__import__("os").environ, "GPIOZERO_PIN_FACTORY": "mock"},
-    )  # fmt: skip
-    assert result.returncode == 0, (result.returncode, result.stderr[-2000:])
-    assert "stopped: LED off, buzzer silent, screen blank" in result.stderr
-    assert store.load(tmp_path / store.FILENAME) is not None, "the game was saved"
+""",
+    )
 
 
 def test_a_sigterm_while_the_heavy_libraries_import_is_a_clean_stop(tmp_path: Path) -> None:
     """gpiozero, luma and Pillow take ~0.1 s to import here (far longer on a Pi Zero):
     the handler must already be in place while they load."""
-    import subprocess
-    import sys
-
-    from cityunit import store
-
-    config = tmp_path / "config.toml"
-    config.write_text(f'[display]\ndriver = "none"\n[state]\ndir = "{tmp_path}"\n')
-    code = f"""
-import os, signal, sys
+    start_with_a_sigterm(
+        tmp_path,
+        """
 sent = []
 def hook(event, args):
     if event == "import" and args[0] == "gpiozero" and not sent:
         sent.append(1)
         os.kill(os.getpid(), signal.SIGTERM)
 sys.addaudithook(hook)
-from cityunit.cli import main
-sys.exit(main(["run", "--config", {str(config)!r}]))
-"""
-    result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-        env={**__import__("os").environ, "GPIOZERO_PIN_FACTORY": "mock"},
-    )  # fmt: skip
-    assert result.returncode == 0, (result.returncode, result.stderr[-2000:])
-    assert store.load(tmp_path / store.FILENAME) is not None, "the game was saved"
+""",
+    )
