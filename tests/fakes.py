@@ -105,3 +105,97 @@ class Unit(subprocess.Popen):
 
 def run_unit(config: Path, **env: str) -> Unit:
     return Unit(config, **env)
+
+
+# ----- the display controller's memory, as the I2C bytes leave it -----------------------------
+
+SSD1306_ARGS = {0x20: 1, 0x21: 2, 0x22: 2, 0x26: 6, 0x27: 6, 0x29: 5, 0x2A: 5, 0x81: 1,
+                0x8D: 1, 0xA3: 2, 0xA8: 1, 0xD3: 1, 0xD5: 1, 0xD9: 1, 0xDA: 1, 0xDB: 1}  # fmt: skip
+SH1106_ARGS = {0x81: 1, 0xA8: 1, 0xAD: 1, 0xD3: 1, 0xD5: 1, 0xD9: 1, 0xDA: 1, 0xDB: 1}
+
+
+class Controller(FlakyBus):
+    """An SSD1306 or SH1106 as its datasheet says, fed the exact bytes on the bus.
+
+    Commands are parsed with their arguments; data bytes land where the controller's
+    address pointers say (SSD1306: horizontal or page addressing with its column and
+    page window; SH1106: page addressing over 132 columns). `visible()` is what the
+    glass shows, as display-RAM pages; `pi_bytes` counts the bytes the Pi's bus would
+    carry (luma sends each command call, and each data call, as one transaction).
+    """
+
+    def __init__(self, kind: str, error_rate: float = 0.0, seed: int = 0) -> None:
+        super().__init__(error_rate, seed)
+        self.kind = kind
+        self.width = 128 if kind == "ssd1306" else 132
+        self.ram = [bytearray(self.width) for _ in range(8)]
+        self.offset = 0 if kind == "ssd1306" else 2  # where the glass's column 0 is in RAM
+        self.mode = 2  # page addressing after reset
+        self.window = (0, 127, 0, 7)  # SSD1306 horizontal mode: c0, c1, p0, p1
+        self.col = self.page = 0
+        self.pi_bytes = 0
+        self._pending: list[int] = []  # a command waiting for its arguments
+        self._in_data = False
+
+    def write_i2c_block_data(self, addr: int, register: int, data: list[int]) -> None:
+        super().write_i2c_block_data(addr, register, data)  # may fail, as the bus does
+        if register == 0x00:
+            self.pi_bytes += 2 + len(data)
+            self._in_data = False
+            for byte in data:
+                self._command_byte(byte)
+        else:
+            self.pi_bytes += len(data) + (0 if self._in_data else 2)
+            self._in_data = True
+            for byte in data:
+                self._data_byte(byte)
+
+    def _command_byte(self, byte: int) -> None:
+        args = SSD1306_ARGS if self.kind == "ssd1306" else SH1106_ARGS
+        if self._pending:
+            self._pending.append(byte)
+        elif byte in args:
+            self._pending = [byte]
+        else:
+            self._single(byte)
+            return
+        if len(self._pending) == args[self._pending[0]] + 1:
+            command, self._pending = self._pending, []
+            self._with_args(command[0], command[1:])
+
+    def _single(self, byte: int) -> None:
+        if 0xB0 <= byte <= 0xB7:
+            self.page = byte - 0xB0
+        elif byte <= 0x0F:
+            self.col = (self.col & 0xF0) | byte
+        elif byte <= 0x1F:
+            self.col = (self.col & 0x0F) | (byte - 0x10) << 4
+
+    def _with_args(self, command: int, args: list[int]) -> None:
+        if self.kind != "ssd1306":
+            return
+        if command == 0x20:
+            self.mode = args[0] & 0x03
+        elif command == 0x21:
+            c0, c1, p0, p1 = args[0], args[1], *self.window[2:]
+            self.window, self.col = (c0, c1, p0, p1), c0
+        elif command == 0x22:
+            c0, c1 = self.window[:2]
+            self.window, self.page = (c0, c1, args[0] & 7, args[1] & 7), args[0] & 7
+
+    def _data_byte(self, byte: int) -> None:
+        if self.col < self.width:
+            self.ram[self.page][self.col] = byte
+        if self.kind == "ssd1306" and self.mode == 0:
+            c0, c1, p0, p1 = self.window
+            self.col += 1
+            if self.col > c1:
+                self.col = c0
+                self.page = p0 if self.page >= p1 else self.page + 1
+        elif self.kind == "ssd1306":
+            self.col = self.col + 1 if self.col < 127 else 0
+        else:
+            self.col = min(self.col + 1, self.width - 1)
+
+    def visible(self) -> list[bytes]:
+        return [bytes(page[self.offset : self.offset + 128]) for page in self.ram]

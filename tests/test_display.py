@@ -78,17 +78,17 @@ def test_a_display_missing_from_the_start_is_reported_once() -> None:
     assert len(faults) == 1 and bus.failures == 10
 
 
-@pytest.mark.parametrize(("rate", "frames"), [(0.01, 80), (0.05, 3)])
+@pytest.mark.parametrize(("rate", "frames"), [(0.01, 110), (0.05, 30)])
 def test_failing_writes_never_escape_and_frames_keep_coming(rate: float, frames: int) -> None:
     bus = FlakyBus(error_rate=rate, seed=4)
     display, faults = display_on(bus)
     for t in range(0, 120_000, 250):
         display.poll(t)
         display.show(HourScreen(1, f"{t // 60_000:02d}:{t // 1000 % 60:02d}"), EN, t)
-    # luma writes 32-byte blocks to a bus it did not open (~35 writes a frame; starting
-    # the panel again costs as much again), so at 5 % most frames fail: what matters there
-    # is that nothing escapes and the display keeps coming back.
-    assert bus.failures > 10
+    # luma writes 32-byte blocks to a bus it did not open: a whole frame (after each
+    # start) is ~35 writes, a clock tick's change 2. What matters is that nothing escapes,
+    # frames keep coming, and the display keeps coming back.
+    assert bus.failures >= 3
     assert display.frames_sent >= frames
     assert faults.count("back") in (len(faults) // 2, (len(faults) - 1) // 2)
 
