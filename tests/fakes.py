@@ -133,6 +133,7 @@ class Controller(FlakyBus):
         self.mode = 2  # page addressing after reset
         self.window = (0, 127, 0, 7)  # SSD1306 horizontal mode: c0, c1, p0, p1
         self.col = self.page = 0
+        self.inverted = False  # the glass shows every pixel flipped
         self.pi_bytes = 0
         self._pending: list[int] = []  # a command waiting for its arguments
         self._in_data = False
@@ -170,6 +171,8 @@ class Controller(FlakyBus):
             self.col = (self.col & 0xF0) | byte
         elif byte <= 0x1F:
             self.col = (self.col & 0x0F) | (byte - 0x10) << 4
+        elif byte in (0xA6, 0xA7):
+            self.inverted = byte == 0xA7
 
     def _with_args(self, command: int, args: list[int]) -> None:
         if self.kind != "ssd1306":
@@ -198,4 +201,5 @@ class Controller(FlakyBus):
             self.col = min(self.col + 1, self.width - 1)
 
     def visible(self) -> list[bytes]:
-        return [bytes(page[self.offset : self.offset + 128]) for page in self.ram]
+        flip = 0xFF if self.inverted else 0x00
+        return [bytes(b ^ flip for b in page[self.offset : self.offset + 128]) for page in self.ram]

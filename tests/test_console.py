@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from cityunit.client import describe
 from cityunit.clock import VirtualClock
 from cityunit.config import Config
-from cityunit.console import MAX_LINE, LineReader, Session, TooLong
-from cityunit.events import EventKind
+from cityunit.console import MAX_LINE, LineReader, Session, TooLong, event_json
+from cityunit.events import Event, EventKind
 from cityunit_sim.board import SimBoard
 
 
@@ -139,3 +139,15 @@ def test_a_served_console_closes_with_the_board() -> None:
     assert served.closed and not served._out.is_alive()
     with pytest.raises(OSError):
         os.fstat(link.read_fd)  # the pty is closed
+
+
+@given(
+    kind=st.sampled_from(list(EventKind)),
+    t=st.integers(0, 10**12),
+    level=st.floats(0, 1),
+    hz=st.none() | st.integers(0, 20_000),
+)
+def test_event_lines_are_the_json_modules_bytes(kind, t, level, hz) -> None:
+    data = {"level": level} if kind is EventKind.LED else {"hz": hz}
+    event = Event(t, kind, data)
+    assert event_json(event) == json.dumps(event.as_dict(), separators=(",", ":"))

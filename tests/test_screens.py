@@ -9,6 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from PIL import Image, ImageChops
 
 from cityunit.permit import Permit
@@ -102,3 +104,26 @@ def test_text_lines_are_translated() -> None:
             assert screen("en").lines("en") != screen("fr").lines("fr")
         else:
             assert screen.lines("en") != screen.lines("fr"), screen
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    text=st.text(
+        st.characters(min_codepoint=32, max_codepoint=255, exclude_categories=["Cc"]), max_size=24
+    ),
+    size=st.integers(8, 40),
+    y=st.integers(-10, 60),
+    fill=st.sampled_from([0, 1]),
+)
+def test_stamped_text_is_pixel_for_pixel_what_freetype_draws(text, size, y, fill) -> None:
+    """Text is drawn once and stamped after: the same pixels as drawing it each time."""
+    from PIL import ImageDraw
+
+    from cityunit.render import _fitted, _text
+
+    stamped, drawn = Image.new("1", SIZE, 1 - fill), Image.new("1", SIZE, 1 - fill)
+    _text(ImageDraw.Draw(stamped), y, text, size, fill)
+    draw = ImageDraw.Draw(drawn)
+    draw.fontmode = "1"
+    draw.text((SIZE[0] // 2, y), text, font=_fitted(text, size), fill=fill, anchor="mt")
+    assert ImageChops.logical_xor(stamped, drawn).getbbox() is None

@@ -100,7 +100,7 @@ def test_the_led_glow_shows_during_an_auction_and_not_before(play: Play) -> None
 
 def test_the_oled_region_is_exactly_the_firmware_image(play: Play) -> None:
     play.click(SWITCH.center).click(BUILD).wait(2_000)
-    firmware = play.board.oled.image
+    firmware = play.board.oled_image
     assert firmware is not None and play.board.runtime.snapshot.permit is not None
     rect = UnitView.oled_rect()
     shown = Image.new("1", (WIDTH, HEIGHT))

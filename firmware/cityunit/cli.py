@@ -152,7 +152,7 @@ def _simulate(
     seed = args.seed if args.seed is not None else random.randrange(2**32)
     if args.demo and not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
         os.environ.setdefault("SDL_VIDEODRIVER", "dummy")  # record without a screen
-    with SimBoard(config, clock, seed, inbox=inbox) as board:
+    with SimBoard(config, clock, seed, inbox=inbox, observed=mode != "headless") as board:
         log.info("cityunit %s simulator (%s): %s clock, seed %d", __version__, mode,
                  "virtual" if clock.virtual else "real", seed)  # fmt: skip
         if mode == "window":

@@ -22,10 +22,9 @@ def _wake() -> None:
 
 
 def _wake_in(timer: Timer, now: int, ms: int | None) -> None:
-    if ms is None:
-        timer.cancel()
-    else:
-        timer.set(now + ms)
+    at = None if ms is None else now + ms
+    if at != timer.at:
+        timer.cancel() if at is None else timer.set(at)
 
 
 class Cues:
@@ -35,8 +34,10 @@ class Cues:
         self.buzzer: Track[int | None] = Track(None)
         self.level = 0.0  # the LED now
         self.hz: int | None = None  # the buzzer now (None: silent, or the volume is off)
-        self._led_wake = timers.timer(_wake)
-        self._tone_wake = timers.timer(_wake)
+        # The wakes run after every other timer due at the same instant, so what a mode does
+        # then is in place before the outputs are read (the LED's before the buzzer's).
+        self._led_wake = timers.timer(_wake, rank=1)
+        self._tone_wake = timers.timer(_wake, rank=2)
 
     def light(self, pattern: Pattern[float], now: int) -> None:
         self.led.set_base(pattern, now)

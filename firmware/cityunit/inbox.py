@@ -43,7 +43,8 @@ class Inbox:
     A SimpleQueue (whose put is safe even from a signal handler) plus a pipe that wakes
     the loop's select. Signals write to the same pipe (signal.set_wakeup_fd): a SIGTERM
     landing just before the loop goes to sleep still wakes it, which a plain blocking
-    queue.get cannot promise.
+    queue.get cannot promise. Only a loop going to sleep needs waking: while it works,
+    items go in without a system call.
     """
 
     def __init__(self) -> None:
@@ -52,20 +53,28 @@ class Inbox:
         for fd in (self._read, self.wake_fd):
             os.set_blocking(fd, False)
         self.closed = False
+        self._sleepy = False  # the loop found nothing and is going to sleep
 
     def put(self, item: Work) -> None:
         self._items.put(item)
-        with contextlib.suppress(BlockingIOError, OSError):  # full: awake already; closed
-            os.write(self.wake_fd, b"\0")
+        if self._sleepy:
+            with contextlib.suppress(BlockingIOError, OSError):  # full: awake already; closed
+                os.write(self.wake_fd, b"\0")
 
     def get(self, timeout: float | None) -> Work | None:
         """The next item, waiting up to `timeout` s (None: for ever); None if none came."""
         with contextlib.suppress(queue.Empty):
             return self._items.get_nowait()
-        select.select([self._read], [], [], timeout)
-        with contextlib.suppress(BlockingIOError):
-            while os.read(self._read, 512):
-                pass
+        self._sleepy = True
+        try:
+            with contextlib.suppress(queue.Empty):  # put just before it could see `_sleepy`
+                return self._items.get_nowait()
+            select.select([self._read], [], [], timeout)
+            with contextlib.suppress(BlockingIOError):
+                while os.read(self._read, 512):
+                    pass
+        finally:
+            self._sleepy = False
         with contextlib.suppress(queue.Empty):
             return self._items.get_nowait()
         return None

@@ -151,10 +151,8 @@ class Served:
         self.link.close()
 
     def _write(self, text: str) -> None:
-        """Loop thread: queue one line; a reply sends the batch at once."""
+        """Loop thread: queue one line; the batch leaves at the end of the loop's step."""
         self._batch.append(text)
-        if not text.startswith("EVT "):
-            self._flush()
 
     def _flush(self) -> None:
         if not self._batch:

@@ -16,7 +16,7 @@ on page p is pixel (x, 8p + k)).
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 from luma.oled.device import sh1106, ssd1306
 from PIL import Image
@@ -58,36 +58,64 @@ def wire_bytes(commands: int, data: int) -> int:
     return TRANSACTION + commands + TRANSACTION + data
 
 
+def inverse(frame: Pages) -> Pages:
+    return [page.translate(_FLIP) for page in frame]
+
+
+_FLIP = bytes(255 - b for b in range(256))
+NORMAL, INVERTED = 0xA6, 0xA7  # the glass shows memory as it is, or every pixel flipped
+POLARITY = TRANSACTION + 1  # what switching between them costs on the bus
+
+
+class Window(NamedTuple):
+    """A block of memory to write: pages p0..p1, columns c0..c1."""
+
+    p0: int
+    p1: int
+    c0: int
+    c1: int
+
+    @property
+    def size(self) -> int:
+        return (self.p1 - self.p0 + 1) * (self.c1 - self.c0 + 1)
+
+
 class SSD1306(ssd1306):
     """Horizontal addressing: a window of columns and pages is filled row by row."""
 
-    WINDOW = 6  # COLUMNADDR c0 c1 PAGEADDR p0 p1
+    SEEK = 6  # COLUMNADDR c0 c1 PAGEADDR p0 p1
 
     def display(self, image: Image.Image) -> None:
         assert image.mode == self.mode and image.size == self.size
-        self.update(pages(self.preprocess(image)), None)
+        frame = pages(self.preprocess(image))
+        self.send(frame, self.plan(frame, None))
 
-    def update(self, new: Pages, old: Pages | None) -> None:
-        """Take the controller's memory from `old` (None: unknown) to `new`."""
+    def plan(self, new: Pages, old: Pages | None) -> list[Window]:
+        """The writes that take the memory from `old` (None: unknown) to `new`: one window
+        around every change, or one per run of changed columns, whichever costs less."""
         if old is None:
-            self._window(new, 0, len(new[0]) - 1, 0, len(new) - 1)
-            return
-        changed = runs(new, old, wire_bytes(self.WINDOW, 0))
-        if not changed:
-            return
-        c0, c1 = min(r[1] for r in changed), max(r[2] for r in changed)
-        p0, p1 = changed[0][0], changed[-1][0]
-        box = wire_bytes(self.WINDOW, (c1 - c0 + 1) * (p1 - p0 + 1))
-        if box <= sum(wire_bytes(self.WINDOW, last - first + 1) for _, first, last in changed):
-            self._window(new, c0, c1, p0, p1)
-        else:
-            for page, first, last in changed:
-                self._window(new, first, last, page, page)
+            return [Window(0, len(new) - 1, 0, len(new[0]) - 1)]
+        per_run = [
+            Window(page, page, first, last)
+            for page, first, last in runs(new, old, self.SEEK + 2 * TRANSACTION)
+        ]
+        if not per_run:
+            return []
+        box = Window(
+            per_run[0].p0, per_run[-1].p1, min(w.c0 for w in per_run), max(w.c1 for w in per_run)
+        )
+        return [box] if self.cost([box]) <= self.cost(per_run) else per_run
 
-    def _window(self, new: Pages, c0: int, c1: int, p0: int, p1: int) -> None:
+    def cost(self, windows: list[Window]) -> int:
+        return sum(wire_bytes(self.SEEK, w.size) for w in windows)
+
+    def send(self, new: Pages, windows: list[Window]) -> None:
         start = self._colstart
-        self.command(self._const.COLUMNADDR, start + c0, start + c1, self._const.PAGEADDR, p0, p1)
-        self.data(list(b"".join(page[c0 : c1 + 1] for page in new[p0 : p1 + 1])))
+        for p0, p1, c0, c1 in windows:
+            self.command(
+                self._const.COLUMNADDR, start + c0, start + c1, self._const.PAGEADDR, p0, p1
+            )
+            self.data(list(b"".join(page[c0 : c1 + 1] for page in new[p0 : p1 + 1])))
 
 
 class SH1106(sh1106):
@@ -97,14 +125,20 @@ class SH1106(sh1106):
 
     def display(self, image: Image.Image) -> None:
         assert image.mode == self.mode and image.size == self.size
-        self.update(pages(self.preprocess(image)), None)
+        frame = pages(self.preprocess(image))
+        self.send(frame, self.plan(frame, None))
 
-    def update(self, new: Pages, old: Pages | None) -> None:
+    def plan(self, new: Pages, old: Pages | None) -> list[Window]:
         if old is None:
-            changed = [(page, 0, len(new[0]) - 1) for page in range(len(new))]
-        else:
-            changed = runs(new, old, wire_bytes(self.SEEK, 0))
-        for page, first, last in changed:
+            return [Window(page, page, 0, len(new[0]) - 1) for page in range(len(new))]
+        changed = runs(new, old, self.SEEK + 2 * TRANSACTION)
+        return [Window(page, page, first, last) for page, first, last in changed]
+
+    def cost(self, windows: list[Window]) -> int:
+        return sum(wire_bytes(self.SEEK, w.size) for w in windows)
+
+    def send(self, new: Pages, windows: list[Window]) -> None:
+        for page, _, first, last in windows:
             column = self._page_address_offset + first
             self.command(0xB0 + page, column & 0x0F, 0x10 | column >> 4)
             self.data(list(new[page][first : last + 1]))
@@ -153,6 +187,7 @@ class LumaPanel:
         self._device: Any = None
         self._init: list[Write] = []
         self._ram: Pages | None = None  # what the controller's memory holds, if known
+        self._inverted = False  # whether the glass shows that memory flipped
 
     def start(self) -> None:
         """(Re)initialise the display; raises OSError or a luma Error if it does not answer."""
@@ -172,13 +207,24 @@ class LumaPanel:
             getattr(self._wire.serial, kind)(*args)
 
     def display(self, image: Image.Image) -> None:
-        """Send what changed since the last frame; the whole frame when that is unknown."""
-        new = pages(self._device.preprocess(image))
+        """Send what changed since the last frame, the whole frame when that is unknown.
+
+        A screen can also be shown as its inverse in memory with the glass flipped: a
+        screen that turns mostly white (SOLD!) then costs a fraction of the bytes."""
+        device, frame = self._device, pages(self._device.preprocess(image))
         old, self._ram = self._ram, None  # unknown until every write has gone through
-        self._device.update(new, old)
-        self._ram = new
+        ways = [(frame, False), (inverse(frame), True)] if old is not None else [(frame, False)]
+        plans = [(device.cost(plan := device.plan(ram, old)) + (inv != self._inverted) * POLARITY,
+                  ram, inv, plan) for ram, inv in ways]  # fmt: skip
+        _, ram, inverted, plan = min(plans, key=lambda way: way[0])
+        device.send(ram, plan)
+        if inverted != self._inverted or old is None:
+            device.command(INVERTED if inverted else NORMAL)
+            self._inverted = inverted
+        self._ram = ram
 
     def blank(self) -> None:
+        self._device.command(NORMAL)
         self._device.clear()
         self._device.hide()
 

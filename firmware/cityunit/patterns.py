@@ -77,20 +77,24 @@ class Track(Generic[V]):
 
     def state(self, t: int) -> tuple[V, int | None]:
         """The value at `t` and how many ms it holds (None: until the pattern is replaced)."""
+        starts = None  # when an overlay yet to come starts (a press handled late)
+        if self._overlay is not None:
+            overlay, o0 = self._overlay
+            if t < o0:
+                starts = o0 - t
+            else:
+                now = overlay.at(t - o0)
+                if now is not None:
+                    return now
+                self._overlay = None
         base, t0 = self._base
         base_now = base.at(t - t0)
         if base_now is None:
-            base_value, base_ms = self.rest, None
+            value, ms = self.rest, None
         else:
-            base_value, base_ms = base_now
+            value, ms = base_now
             if base.repeat and len(base.steps) == 1:
-                base_ms = None
-        if self._overlay is not None:
-            overlay, o0 = self._overlay
-            if t < o0:  # it starts a little later (a press handled late)
-                return base_value, o0 - t if base_ms is None else min(base_ms, o0 - t)
-            now = overlay.at(t - o0)
-            if now is not None:
-                return now
-            self._overlay = None
-        return base_value, base_ms
+                ms = None
+        if starts is not None:
+            ms = starts if ms is None else min(ms, starts)
+        return value, ms

@@ -47,7 +47,26 @@ def _canvas() -> tuple[Image.Image, ImageDraw.ImageDraw]:
 
 def _text(draw: ImageDraw.ImageDraw, y: int, text: str, size: int, fill: int = 1) -> None:
     """Centred text whose top sits at `y`; condensed, then smaller, until it fits."""
-    draw.text((WIDTH // 2, y), text, font=_fitted(text, size), fill=fill, anchor="mt")
+    glyphs, left, top = _lettered(text, size)
+    if glyphs is not None:
+        draw.bitmap((WIDTH // 2 + left, y + top), glyphs, fill=fill)
+
+
+@lru_cache(maxsize=512)
+def _lettered(text: str, size: int) -> tuple[Image.Image | None, int, int]:
+    """`text` drawn once as a 1-bit mask, with its offset from the anchor (top centre).
+
+    FreeType is the costliest step of a frame, and the same few words come back on
+    every screen: each is drawn once, then stamped."""
+    face = _fitted(text, size)
+    core, (left, top) = face.getmask2(text, mode="1", anchor="mt")  # what draw.text uses
+    if not core.size[0] or not core.size[1]:
+        return None, 0, 0
+    mask = Image.new("1", core.size, 0)
+    draw = ImageDraw.Draw(mask)
+    draw.fontmode = "1"
+    draw.text((-left, -top), text, font=face, fill=1, anchor="mt")
+    return mask, left, top
 
 
 @lru_cache(maxsize=512)

@@ -52,7 +52,8 @@ class Runtime:
         self.display = display
         self.saver = saver
         self.listeners: list[Listener] = [_log_event]
-        self.after_step: list[Callable[[], None]] = []  # e.g. a console sending its batch
+        # Told once a batch of work is done, e.g. a console sending the lines it produced.
+        self.after_step: list[Callable[[], None]] = []
         self.snapshot: Snapshot = unit.snapshot()  # the latest, posted for other threads
         self.stopped = False
         self.finished = False
@@ -133,15 +134,19 @@ class Runtime:
         """Bring the core up to now and make the world follow it."""
         now = self.clock.now_ms()
         self.unit.advance(now)
-        self._follow(now)
+        self._show(now)
+        self._act(now)
+        for hook in self.after_step:
+            hook()
 
     def settle(self) -> None:
-        """Make the world follow the core where it stands, without moving it on (in the
-        middle of a batch of inputs, e.g. before a console reply)."""
-        self._follow(max(self.unit.now, self.clock.now_ms()))
+        """Tell the effects of the core where it stands, without moving it on (in the middle
+        of a batch of inputs, e.g. the events before a console reply); the outputs follow
+        at the end of the batch."""
+        self._act(max(self.unit.now, self.clock.now_ms()))
 
-    def _follow(self, now: int) -> None:
-        """Outputs first (light and sound, then the slow display), then the effects."""
+    def _show(self, now: int) -> None:
+        """Light and sound first, then the slow display."""
         unit = self.unit
         if unit.revision != self._seen:
             self._seen = unit.revision
@@ -154,14 +159,16 @@ class Runtime:
                 self._status(snapshot.status)
         if self.display is not None:
             self.display.poll(now)
+
+    def _act(self, now: int) -> None:
+        """Events to their listeners, a shutdown to run, a game to save."""
+        unit = self.unit
         effects = unit.drain()
         for event in effects.events:
             for listener in self.listeners:
                 listener(event)
         if effects.shutdown:
             self._power_off()
-        for hook in self.after_step:
-            hook()
         if effects.save and self.saver is not None:
             self.saver.save(unit.saved())
         self._beat(now)
@@ -195,6 +202,8 @@ class Runtime:
         self.finished = True
         if not self.stopped:
             self.step()
+        else:
+            self._act(self.unit.now)
         if self.saver is not None:
             self.saver.save(self.unit.saved())
 

@@ -2,8 +2,8 @@
 
 An owner makes a Timer once and sets, re-sets or cancels it; nobody else can reach it,
 so two owners can never replace each other's deadline, and an owner that goes away
-cancels what it holds. Ties run in the order they were set, so a replay on the virtual
-clock is exact.
+cancels what it holds. Ties run in the order they were set (after those of a lower
+rank), so a replay on the virtual clock is exact.
 """
 
 from __future__ import annotations
@@ -15,17 +15,21 @@ from collections.abc import Callable
 class Timer:
     """One pending time at most: setting it again moves it."""
 
-    def __init__(self, timers: Timers, run: Callable[[], None]) -> None:
+    def __init__(self, timers: Timers, run: Callable[[], None], rank: int = 0) -> None:
         self._timers = timers
         self._run = run
+        self.rank = rank
         self.at: int | None = None
         self.seq = 0
 
     def set(self, t: int) -> None:
-        self._timers.arm(self, t)
+        timers = self._timers
+        timers.seq += 1
+        self.at, self.seq = t, timers.seq
+        heapq.heappush(timers.heap, (t, self.rank, timers.seq, self))
 
     def cancel(self) -> None:
-        self._timers.disarm(self)
+        self.at = None
 
     @property
     def pending(self) -> bool:
@@ -38,29 +42,22 @@ class Timer:
 class Timers:
     """Every pending Timer of one unit, earliest first.
 
-    A heap of (time, order set, timer); an entry whose timer was since moved or cancelled
-    is stale and is dropped when it reaches the top.
+    A heap of (time, rank, order set, timer); an entry whose timer was since moved or
+    cancelled is stale and is dropped when it reaches the top.
     """
 
     def __init__(self) -> None:
-        self._heap: list[tuple[int, int, Timer]] = []
-        self._seq = 0
+        self.heap: list[tuple[int, int, int, Timer]] = []
+        self.seq = 0  # how many times a timer was set: ties run in that order
 
-    def timer(self, run: Callable[[], None]) -> Timer:
-        return Timer(self, run)
+    def timer(self, run: Callable[[], None], rank: int = 0) -> Timer:
+        """`rank`: among timers due at the same instant, those of a lower rank run first."""
+        return Timer(self, run, rank)
 
-    def arm(self, timer: Timer, t: int) -> None:
-        self._seq += 1
-        timer.at, timer.seq = t, self._seq
-        heapq.heappush(self._heap, (t, self._seq, timer))
-
-    def disarm(self, timer: Timer) -> None:
-        timer.at = None
-
-    def _first(self) -> tuple[int, int, Timer] | None:
-        heap = self._heap
+    def _first(self) -> tuple[int, int, int, Timer] | None:
+        heap = self.heap
         while heap:
-            at, seq, timer = heap[0]
+            at, _, seq, timer = heap[0]
             if timer.seq == seq and timer.at == at:
                 return heap[0]
             heapq.heappop(heap)
@@ -75,7 +72,7 @@ class Timers:
         first = self._first()
         if first is None or first[0] > now:
             return None
-        heapq.heappop(self._heap)
-        at, _, timer = first
+        heapq.heappop(self.heap)
+        at, _, _, timer = first
         timer.at = None
         return at, timer

@@ -59,14 +59,22 @@ class SimBoard(Board):
         seed: int,
         state_dir: Path | None = None,
         inbox: Inbox | None = None,
+        observed: bool = True,
     ) -> None:
+        """`observed`: a window or a terminal shows the OLED. Headless, nobody looks, so
+        no frame is rendered at all (STATE's screen is text, from the core)."""
         self.seed = seed
         self.factory = MockFactory(pin_class=MockPWMPin)
-        self.oled = Mirror()
+        self.oled = Mirror() if observed else None
         super().__init__(
             config, clock, pin_factory=self.factory, panel=self.oled, seed=seed,
             state_dir=state_dir, inbox=inbox,
         )  # fmt: skip
+
+    @property
+    def oled_image(self) -> Image.Image | None:
+        """What the OLED shows (None: nothing yet, or nobody observes it)."""
+        return None if self.oled is None else self.oled.image
 
     def pin(self, part: str) -> MockPWMPin:
         """The mock pin of a part: 'auction', 'build', 'power', 'led' or 'buzzer'."""

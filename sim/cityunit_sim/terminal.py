@@ -113,7 +113,7 @@ class Terminal:
         power = "ON" if board.pin("power").state == 0 else "OFF"
         now_ms = board.clock.now_ms()
         now, elapsed = now_ms // 1000, snapshot.clock.elapsed(now_ms) // 1000
-        oled = braille(board.oled.image)
+        oled = braille(board.oled_image)
         out = ["┌─ MONOPOLY CITY unit " + "─" * 43 + "┐"]
         out += [f"│{row}│" for row in oled]
         out.append("└" + "─" * 64 + "┘")

@@ -129,7 +129,7 @@ class UnitView:
 
     def oled_surface(self) -> pygame.Surface:
         """The OLED's image exactly as the firmware sent it, one colour per lit pixel."""
-        image = self.board.oled.image
+        image = self.board.oled_image
         small = pygame.Surface((WIDTH, HEIGHT))
         small.fill(OLED_OFF)
         if image is not None:
