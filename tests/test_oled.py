@@ -174,3 +174,16 @@ def test_a_game_of_real_screens_ends_each_frame_on_the_glass_for_far_fewer_bytes
     assert frames > 900
     assert sent * 4 < frames * 1034, "on average far below a quarter of a full frame"
     assert whole > 1000, "the start sent the whole memory once"
+
+
+@pytest.mark.parametrize("kind", DRIVERS)
+def test_a_screen_that_turns_white_is_sent_inverted_for_a_fraction_of_the_bytes(kind) -> None:
+    from cityunit.screens import AuctionScreen, SoldScreen
+
+    glass = Glass(kind)
+    assert glass.show(render(AuctionScreen(3), "en"))
+    before = glass.bus.pi_bytes
+    assert glass.show(render(SoldScreen(stopped=True), "en"))  # white, with black letters
+    assert glass.bus.inverted and glass.bus.pi_bytes - before < 700
+    assert glass.show(render(AuctionScreen(0), "en"))
+    assert not glass.bus.inverted
