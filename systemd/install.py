@@ -17,11 +17,13 @@ Needs only the system's python3 (3.11 on Bookworm).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shlex
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 SOURCE = Path(__file__).resolve().parents[1]
@@ -35,7 +37,7 @@ SERVICE = Path("/etc/systemd/system/cityunit.service")
 POLKIT = Path("/etc/polkit-1/rules.d/50-cityunit.rules")
 BOOT_CONFIGS = (Path("/boot/firmware/config.txt"), Path("/boot/config.txt"))
 I2C_LINES = ("dtparam=i2c_arm=on", "dtparam=i2c_arm_baudrate=400000")
-MARK = "# cityunit: the OLED's I2C bus at 400 kHz"
+MARK = "# cityunit: the OLED's I2C bus at 400 kHz, the buzzer and LED on the PWM hardware"
 
 POLKIT_RULE = f"""\
 // cityunit's safe-shutdown gesture: let its service user power the Pi off, nothing more.
@@ -86,13 +88,27 @@ class Installer:
         target = self.path(boot)
         text = target.read_text() if target.exists() else ""
         lines = text.splitlines()
-        missing = [line for line in I2C_LINES if line not in lines]
+        missing = [line for line in (*I2C_LINES, *self.pwm_lines()) if line not in lines]
         if missing:
             block = "\n".join([MARK, *missing])
             self.write(
                 boot, text + ("\n" if text and not text.endswith("\n") else "") + block + "\n"
             )
-            print("  I2C takes effect after a reboot")
+            print("  I2C and PWM take effect after a reboot")
+
+    def pwm_lines(self) -> list[str]:
+        """The PWM overlay for the buzzer's and the LED's pins (the config's, if there is one)."""
+        sys.path.insert(0, str(SOURCE / "firmware"))
+        from cityunit.pwm import overlay  # the standard library only
+
+        pins = {"buzzer": 18, "led": 13}
+        target = self.path(CONFIG)
+        if target.exists():
+            with contextlib.suppress(tomllib.TOMLDecodeError, OSError, AttributeError):
+                configured = tomllib.loads(target.read_text()).get("pins", {})
+                pins |= {k: v for k, v in configured.items() if k in pins and type(v) is int}
+        line = overlay(pins["buzzer"], pins["led"])
+        return [line] if line else []
 
     def user(self) -> None:
         groups = ",".join(GROUPS)

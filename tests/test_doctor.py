@@ -46,9 +46,14 @@ def doctor(tmp_path: Path, dev: Path, bus=None, service="active", config: str = 
     def systemctl(verb: str, unit: str) -> str:
         return service if verb == "is-active" else "enabled"
 
+    pwm = kw.get("pwm")
+    if pwm is None:  # a well-built unit: the installer's PWM overlay is on
+        pwm = tmp_path / "pwm"
+        (pwm / "pwmchip0").mkdir(parents=True, exist_ok=True)
+        (pwm / "pwmchip0" / "npwm").write_text("2\n")
     return Doctor(
         path, dev=dev, open_bus=lambda port: bus or Bus({0x3C}), systemctl=systemctl,
-        pin_factory=kw.get("factory") or mock_factory(),
+        pin_factory=kw.get("factory") or mock_factory(), pwm_root=pwm,
     )  # fmt: skip
 
 
@@ -146,3 +151,12 @@ def test_the_command_prints_and_fails_off_a_pi(flag: list[str]) -> None:
     )
     assert result.returncode == 1
     assert result.stdout.startswith("cityunit ") and " FAIL " in result.stdout
+
+
+def test_the_pwm_hardware_is_named_and_its_absence_says_what_to_add(tmp_path: Path) -> None:
+    d = doctor(tmp_path, machine(tmp_path))
+    d.run()
+    assert "hardware (pwmchip0) for the buzzer (GPIO18) and the LED (GPIO13)" in report(d)
+    off = doctor(tmp_path, tmp_path / "dev", pwm=tmp_path / "none")
+    assert off.run() == 0 and levels(off)["PWM"] == WARN, "software PWM still works"
+    assert "dtoverlay=pwm-2chan,pin=18,func=2,pin2=13,func2=4" in report(off)

@@ -36,6 +36,7 @@ def test_it_writes_the_service_config_polkit_rule_and_i2c_lines(tmp_path: Path) 
     assert '"cityunit"' in rule and "org.freedesktop.login1.power-off" in rule
     boot = (tmp_path / "boot/firmware/config.txt").read_text().splitlines()
     assert "dtparam=i2c_arm=on" in boot and "dtparam=i2c_arm_baudrate=400000" in boot
+    assert "dtoverlay=pwm-2chan,pin=18,func=2,pin2=13,func2=4" in boot, "the buzzer and LED PWM"
     link = tmp_path / "usr/local/bin/cityunit"
     assert link.is_symlink() and str(link.readlink()) == "/opt/cityunit/venv/bin/cityunit"
     for command in (

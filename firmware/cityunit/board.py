@@ -2,9 +2,9 @@
 the bench and the tests.
 
 What differs between them is injected: the clock (real or virtual), the pin factory
-(lgpio on a Pi, mock pins elsewhere), the display's panel (by default the one the
-config names), the random seed, where the
-game is kept. A Board is a context manager; leaving it, or closing it, saves the game
+(lgpio on a Pi, mock pins elsewhere), the kernel's PWM channels (on a Pi), the
+display's panel (by default the one the config names), the random seed, where the game
+is kept. A Board is a context manager; leaving it, or closing it, saves the game
 as it stands, blanks the screen, leaves the LED off and the buzzer silent, and releases
 every pin. A board that fails half-built closes what it had opened.
 """
@@ -48,6 +48,7 @@ class Board:
         clock: Clock,
         *,
         pin_factory: Factory | None = None,
+        pwm_root: Path | None = None,
         panel: Panel | Literal["config"] | None = "config",
         seed: int | None = None,
         state_dir: Path | None = None,
@@ -63,7 +64,7 @@ class Board:
             if state_dir is not None:
                 saved = store.load(state_dir / store.FILENAME)
                 saver = opened.enter_context(store.Saver(state_dir))
-            self.parts = opened.enter_context(Parts(config, self._edge, pin_factory))
+            self.parts = opened.enter_context(Parts(config, self._edge, pin_factory, pwm_root))
             if panel == "config":
                 panel = _configured_panel(config)
             self.display = None if panel is None else Display(panel, self._fault, clock.now_ms)

@@ -80,16 +80,17 @@ def _state_dir(config: Config) -> Path | None:
 def _serve_unit(args: argparse.Namespace, config: Config, clock: Clock, inbox: Inbox) -> int:
     from cityunit.board import Board
     from cityunit.notify import Notifier
-    from cityunit.parts import pin_factory
+    from cityunit.parts import pin_factory, pwm_root
 
     notifier = Notifier()
     heartbeat = None if notifier.watchdog_ms is None else (notifier.watchdog_ms, notifier.watchdog)
     with Board(
-        config, clock, pin_factory=pin_factory(), seed=args.seed, state_dir=_state_dir(config),
-        inbox=inbox, heartbeat=heartbeat, status=notifier.status,
+        config, clock, pin_factory=pin_factory(), pwm_root=pwm_root(), seed=args.seed,
+        state_dir=_state_dir(config), inbox=inbox, heartbeat=heartbeat, status=notifier.status,
     ) as board:  # fmt: skip
         _serial_console(board, config)
-        log.info("cityunit %s running (%s)", __version__, config.source)
+        pwm = ", ".join(board.parts.hardware_pwm) or "none: software PWM"
+        log.info("cityunit %s running (%s); PWM hardware for %s", __version__, config.source, pwm)
         board.runtime.run(ready=notifier.ready)
         notifier.stopping()
     return 0

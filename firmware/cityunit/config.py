@@ -36,6 +36,7 @@ class Pins:
 class Parts:
     buzzer: str = setting("buzzer.kind", "passive", choices=("passive", "active"))
     led_pwm: bool = setting("led.pwm", True)
+    hardware_pwm: bool = setting("pwm.hardware", True)  # the Pi's PWM block, when it is on
     display: str = setting("display.driver", "ssd1306", choices=("ssd1306", "sh1106", "none"))
     i2c_port: int = setting("display.i2c_port", 1, lo=0, hi=31)
     i2c_address: int = setting("display.i2c_address", 0x3C, lo=0x03, hi=0x77)

@@ -48,6 +48,7 @@ class Doctor:
     open_bus: Callable[[int], Any] = _open_bus
     systemctl: Callable[..., str] = _systemctl
     pin_factory: Any = None
+    pwm_root: Path = Path("/sys/class/pwm")
     findings: list[Finding] = field(default_factory=list)
 
     def say(self, level: str, what: str, detail: str = "") -> None:
@@ -58,6 +59,7 @@ class Doctor:
         service_active = self.check_service()
         if config is not None:
             self.check_gpio(config, service_active)
+            self.check_pwm(config)
             if config.parts.display != "none":
                 self.check_i2c(config)
         return 1 if any(f.level == FAIL for f in self.findings) else 0
@@ -113,6 +115,27 @@ class Doctor:
                 self.say(FAIL, "pins", f"GPIO{pin} ({name}) is in use by another program: {e}")
                 return
         self.say(OK, "pins", "all five are free")
+
+    def check_pwm(self, config: Config) -> None:
+        """Whether the buzzer and the LED get the Pi's PWM hardware (steady tones)."""
+        from cityunit import pwm
+
+        pins = config.pins
+        if not config.parts.hardware_pwm:
+            self.say(OK, "PWM", "software (pwm.hardware = false)")
+            return
+        chip = pwm.chip(self.pwm_root)
+        if chip is None:
+            line = pwm.overlay(pins.buzzer, pins.led)
+            fix = f"add `{line}` to config.txt (the installer does), reboot" if line else (
+                f"GPIO{pins.buzzer} and GPIO{pins.led} have no PWM hardware: use 18 and 13"
+            )  # fmt: skip
+            self.say(WARN, "PWM", f"software: tones may waver on a busy Pi; {fix}")
+            return
+        channels = pwm.CHANNELS[int((chip / "npwm").read_text())]
+        parts = [f"{n} (GPIO{g})" for n, g in (("buzzer", pins.buzzer), ("LED", pins.led))
+                 if g in channels]  # fmt: skip
+        self.say(OK, "PWM", f"hardware ({chip.name}) for the {' and the '.join(parts) or 'none'}")
 
     def check_i2c(self, config: Config) -> None:
         port, address = config.parts.i2c_port, config.parts.i2c_address

@@ -11,13 +11,15 @@ import contextlib
 import os
 from collections.abc import Callable
 from functools import partial
-from typing import TypeVar
+from pathlib import Path
+from typing import Protocol, TypeVar
 
-from gpiozero import LED, PWMLED, Buzzer, Device, DigitalInputDevice, TonalBuzzer
+from gpiozero import LED, PWMLED, Buzzer, DigitalInputDevice, TonalBuzzer
 from gpiozero.pins import Factory
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 from gpiozero.tones import Tone
 
+from cityunit import pwm
 from cityunit.config import Config
 
 # A piezo is loudest at a 50 % duty cycle and quieter as the pulses narrow.
@@ -25,7 +27,16 @@ DUTY = {"off": 0.0, "low": 0.03, "medium": 0.12, "high": 0.5}
 # 440 Hz to 7 kHz: every tone the unit plays, with room to spare.
 BUZZER_MID = Tone("A6")
 BUZZER_OCTAVES = 2
-D = TypeVar("D", bound=Device)
+LED_HZ = 1_000  # the hardware-PWM LED's rate: far above any flicker
+
+
+class Closeable(Protocol):
+    def close(self) -> None: ...
+
+
+C = TypeVar("C", bound=Closeable)
+Light = Callable[[float], None]
+Sound = Callable[[int | None, float], None]
 
 
 def pin_factory() -> Factory | None:
@@ -40,10 +51,17 @@ def pin_factory() -> Factory | None:
     return None
 
 
+def pwm_root() -> Path | None:
+    """Where the kernel's PWM channels are, unless the pins are gpiozero's mocks."""
+    mock = os.environ.get("GPIOZERO_PIN_FACTORY", "").lower() == "mock"
+    return None if mock else pwm.ROOT
+
+
 class Parts:
     """Owns every GPIO device of the unit; `close()` releases them all (also on `with`).
 
-    The LED and buzzer drivers are picked once: a dimmable or a plain LED, a passive
+    The LED and buzzer drivers are picked once: the Pi's PWM hardware where it is on
+    (`pwm_root`, the kernel's sysfs), else gpiozero: a dimmable or a plain LED, a passive
     buzzer's tones or an active one switched on and off.
     """
 
@@ -52,11 +70,13 @@ class Parts:
         config: Config,
         on_edge: Callable[[str, bool], None],
         factory: Factory | None = None,
+        pwm_root: Path | None = None,
     ) -> None:
-        pins, kind = config.pins, config.parts
-        self._devices: list[Device] = []
+        pins = config.pins
+        self._devices: list[Closeable] = []
         self._level: float | None = None  # what the LED and the buzzer were last told
         self._sound: tuple[int | None, float] | None = None
+        self.hardware_pwm: list[str] = []  # the parts on the PWM hardware
         try:
             # Plain inputs rather than gpiozero Buttons: holds are timed by the core, and
             # Button's hold thread would cost a thread per button (and ~0.4 s to close).
@@ -70,30 +90,44 @@ class Parts:
             for name, contact in self.inputs.items():
                 contact.when_activated = lambda name=name: on_edge(name, True)
                 contact.when_deactivated = lambda name=name: on_edge(name, False)
-            if kind.led_pwm:
-                led = self._own(PWMLED(pins.led, pin_factory=factory))
-                self._set_led: Callable[[float], None] = lambda level: setattr(led, "value", level)
-            else:
-                plain = self._own(LED(pins.led, pin_factory=factory))
-                self._set_led = lambda level: setattr(plain, "value", level >= 0.5)
-            if kind.buzzer == "passive":
-                tonal = self._own(
-                    TonalBuzzer(
-                        pins.buzzer, mid_tone=BUZZER_MID, octaves=BUZZER_OCTAVES,
-                        pin_factory=factory,
-                    )
-                )  # fmt: skip
-                self._set_sound: Callable[[int | None, float], None] = partial(_tone, tonal)
-            else:
-                active = self._own(Buzzer(pins.buzzer, pin_factory=factory))
-                self._set_sound = lambda hz, duty: setattr(
-                    active, "value", hz is not None and duty > 0
-                )
+            hardware = pwm_root if config.parts.hardware_pwm else None
+            self._set_led = self._led(config, factory, hardware)
+            self._set_sound = self._buzzer(config, factory, hardware)
         except Exception:
             self.close()
             raise
 
-    def _own(self, device: D) -> D:
+    def _hardware(self, part: str, gpio: int, root: Path | None) -> pwm.Channel | None:
+        found = None if root is None else pwm.channel(gpio, root)
+        if found is not None:
+            self.hardware_pwm.append(part)
+        return None if found is None else self._own(found)
+
+    def _led(self, config: Config, factory: Factory | None, root: Path | None) -> Light:
+        gpio = config.pins.led
+        if not config.parts.led_pwm:
+            plain = self._own(LED(gpio, pin_factory=factory))
+            return lambda level: setattr(plain, "value", level >= 0.5)
+        channel = self._hardware("led", gpio, root)
+        if channel is not None:
+            return lambda level: channel.set(LED_HZ, level)
+        dimmed = self._own(PWMLED(gpio, pin_factory=factory))
+        return lambda level: setattr(dimmed, "value", level)
+
+    def _buzzer(self, config: Config, factory: Factory | None, root: Path | None) -> Sound:
+        gpio = config.pins.buzzer
+        if config.parts.buzzer == "active":
+            active = self._own(Buzzer(gpio, pin_factory=factory))
+            return lambda hz, duty: setattr(active, "value", hz is not None and duty > 0)
+        channel = self._hardware("buzzer", gpio, root)
+        if channel is not None:
+            return channel.set
+        tonal = self._own(
+            TonalBuzzer(gpio, mid_tone=BUZZER_MID, octaves=BUZZER_OCTAVES, pin_factory=factory)
+        )
+        return partial(_tone, tonal)
+
+    def _own(self, device: C) -> C:
         self._devices.append(device)
         return device
 
