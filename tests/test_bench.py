@@ -21,3 +21,31 @@ def test_bench_quick_prints_every_figure_as_json() -> None:
     assert figures["presses"] >= 40 and figures["auctions"] >= 2
     assert figures["virtual_hour_events"] > 10_000
     assert set(figures["within_target"]) == set(TARGETS)
+
+
+def test_the_device_report_times_each_kind_of_frame_and_the_pins(monkeypatch) -> None:
+    from cityunit.bench.device import KINDS, report
+
+    monkeypatch.setenv("GPIOZERO_PIN_FACTORY", "mock")
+    from cityunit.config import Config
+    from fakes import Controller
+
+    text = report(Config(), bus=Controller("ssd1306"))
+    for kind in KINDS:
+        assert f"{kind}: on the bus" in text and f"{kind}: bytes" in text
+    assert "LED on and off" in text and "a tone on and off" in text
+    assert "an hour of play, computed" in text
+
+
+def test_bench_device_runs_where_the_display_does_not_answer(tmp_path) -> None:
+    import os
+
+    config = tmp_path / "config.toml"
+    config.write_text("[display]\ni2c_port = 31\n")  # no such bus
+    result = subprocess.run(
+        [sys.executable, "-m", "cityunit", "bench", "--device", "--config", str(config)],
+        capture_output=True, text=True, timeout=120,
+        env={**os.environ, "GPIOZERO_PIN_FACTORY": "mock"},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "display: not answering" in result.stdout and "PWM hardware for: none" in result.stdout

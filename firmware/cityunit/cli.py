@@ -188,6 +188,14 @@ def _headless(board: SimBoard, console: str) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
+    if args.device:
+        from cityunit.bench.device import report
+
+        config = _config(args.config, system_default=True)
+        if config is None:
+            return 2
+        print(report(config))
+        return 0
     from cityunit.bench import main as bench
 
     return bench(args.json, args.quick)
@@ -298,6 +306,11 @@ def _add_tools(sub: Commands) -> None:
     bench = sub.add_parser("bench", help="measure latency, timing, rendering, CPU, memory, speed")
     bench.add_argument("--json", action="store_true", help="one JSON object")
     bench.add_argument("--quick", action="store_true", help="fewer samples (about 10 s)")
+    bench.add_argument(
+        "--device", action="store_true",
+        help="on a Pi (service stopped): time the real bus and pins, print a report to paste",
+    )  # fmt: skip
+    bench.add_argument("--config", type=Path, help=CONFIG_HELP + "; with --device")
     bench.set_defaults(func=_bench)
 
     doctor = sub.add_parser(

@@ -1,0 +1,123 @@
+"""`cityunit bench --device`, on a Pi: the real bus, the real pins, the Pi's own Python.
+
+The desktop figures say what the software costs; these say what a maker's unit does:
+how long each kind of frame holds the I2C bus, how long the LED and the buzzer take to
+change, how long a frame takes to render, and how long an hour of play takes to
+compute. The report is plain text, made to be pasted into an issue.
+"""
+
+from __future__ import annotations
+
+import logging
+import platform
+import statistics
+import time
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from luma.core.error import Error as LumaError
+
+from cityunit import __version__
+from cityunit.bench.hour import virtual_hour
+from cityunit.bench.rig import BusRecorder, ms, pct
+from cityunit.config import Config
+from cityunit.oled import LumaPanel
+from cityunit.parts import Parts, pin_factory, pwm_root
+from cityunit.permit import Permit
+from cityunit.render import render
+from cityunit.screens import AuctionScreen, HourScreen, PermitScreen, Screen, SoldScreen
+
+# Frames in the order a game shows them: the clock ticking, an auction moving, the screens
+# taps bring. Each is timed on the real bus, and its bytes counted on a recorder.
+KINDS: dict[str, list[Screen]] = {
+    "idle tick": [HourScreen(1, f"12:{s:02d}") for s in range(40)],
+    "auction frame": [AuctionScreen(f) for f in range(40)],
+    "tap": [HourScreen(1, "12:40"), AuctionScreen(0), SoldScreen(True), HourScreen(1, "12:50"),
+            PermitScreen(Permit.TWO, drawing=True), PermitScreen(Permit.THREE)] * 5,
+}  # fmt: skip
+
+
+def _render(screen: Screen) -> None:
+    render(screen, "en")
+
+
+def _timed(action: Callable[[], object], times: int = 1) -> list[float]:
+    out = []
+    for _ in range(times):
+        t0 = time.perf_counter_ns()
+        action()
+        out.append(ms(time.perf_counter_ns() - t0))
+    return out
+
+
+def _line(name: str, values: list[float], unit: str = "ms") -> str:
+    p50, p99 = statistics.median(values), pct(values, 99)
+    return f"  {name:28} p50 {p50:8.2f} {unit}   p99 {p99:8.2f} {unit}"
+
+
+def frames(config: Config, bus: Any = None) -> list[str]:
+    """Each kind of frame: bus time on the real panel (`bus`: another), bytes on a recorder."""
+    recorder = BusRecorder()
+    panel, counted = LumaPanel(config.parts, bus=bus), LumaPanel(config.parts, bus=recorder)
+    try:
+        panel.start()
+        counted.start()
+    except (OSError, LumaError) as e:
+        return [f"  display: not answering ({e}): no frame figures"]
+    out = [f"  display: {config.parts.display} at 0x{config.parts.i2c_address:02X}"]
+    try:
+        for kind, screens in KINDS.items():
+            sent, sizes = [], []
+            for screen in screens:
+                image = render(screen, "en")
+                before = recorder.wire_bytes
+                counted.display(image)
+                sizes.append(float(recorder.wire_bytes - before))
+                sent += _timed(partial(panel.display, image))
+            out += [_line(f"{kind}: on the bus", sent[1:]), _line(f"{kind}: bytes", sizes[1:], "B")]
+        render_ms = [t for s in KINDS["tap"] for t in _timed(partial(_render, s))]
+        out.append(_line("render a screen", render_ms))
+    finally:
+        panel.blank()
+        panel.close()
+    return out
+
+
+def pins(config: Config) -> list[str]:
+    """The LED and the buzzer, through the driver in use."""
+    with Parts(config, lambda name, level: None, pin_factory(), pwm_root()) as parts:
+        driver = ", ".join(parts.hardware_pwm) or "none"
+
+        def blink() -> None:
+            parts.light(1.0)
+            parts.light(0.0)
+
+        def beep() -> None:
+            parts.sound(2093)
+            parts.sound(None)
+
+        led, tone = _timed(blink, 200), _timed(beep, 200)
+    return [
+        f"  PWM hardware for: {driver}",
+        _line("LED on and off", led),
+        _line("a tone on and off", tone),
+    ]
+
+
+def report(config: Config, bus: Any = None) -> str:
+    logging.getLogger("cityunit").setLevel(logging.WARNING)  # the hour's events are not news
+    model = Path("/proc/device-tree/model")
+    machine = model.read_text().strip("\0\n") if model.exists() else platform.machine()
+    hour = virtual_hour()
+    lines = [
+        f"cityunit {__version__} bench --device on {machine}",
+        f"  Python {platform.python_version()}, {platform.system()} {platform.release()}",
+        f"  config: {config.source}",
+        *pins(config),
+        *frames(config, bus),
+        f"  an hour of play, computed: {hour['virtual_hour_wall_ms']:.0f} ms "
+        f"({hour['virtual_hour_events']} events)",
+    ]
+    return "\n".join(lines)
