@@ -49,3 +49,16 @@ def test_bench_device_runs_where_the_display_does_not_answer(tmp_path) -> None:
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert "display: not answering" in result.stdout and "PWM hardware for: none" in result.stdout
+
+
+def test_the_readmes_figures_table_is_the_benchs() -> None:
+    """The same figures, in the same order, with the same targets."""
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    table = readme.split("<!-- figures", 1)[1].split("<!-- end: figures -->", 1)[0]
+    rows = re.findall(r"^\| `(\w+)` \| [^|]+ \| ([\d.]+) \|", table, flags=re.MULTILINE)
+    assert [(name, float(target)) for name, target in rows] == [
+        (name, float(target)) for name, target in TARGETS.items()
+    ]
