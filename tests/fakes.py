@@ -165,14 +165,19 @@ class Controller(FlakyBus):
             self._with_args(command[0], command[1:])
 
     def _single(self, byte: int) -> None:
-        if 0xB0 <= byte <= 0xB7:
+        if byte in (0xA6, 0xA7):
+            self.inverted = byte == 0xA7
+            return
+        if not (0xB0 <= byte <= 0xB7 or byte <= 0x1F):
+            return  # settings the memory does not care about
+        if self.kind == "ssd1306" and self.mode != 2:
+            return  # the SSD1306 obeys page and column nibbles in page addressing only
+        if byte >= 0xB0:
             self.page = byte - 0xB0
         elif byte <= 0x0F:
             self.col = (self.col & 0xF0) | byte
-        elif byte <= 0x1F:
+        else:
             self.col = (self.col & 0x0F) | (byte - 0x10) << 4
-        elif byte in (0xA6, 0xA7):
-            self.inverted = byte == 0xA7
 
     def _with_args(self, command: int, args: list[int]) -> None:
         if self.kind != "ssd1306":

@@ -59,6 +59,7 @@ def wire_bytes(commands: int, data: int) -> int:
 
 
 def inverse(frame: Pages) -> Pages:
+    """Every pixel flipped."""
     return [page.translate(_FLIP) for page in frame]
 
 
@@ -188,6 +189,7 @@ class LumaPanel:
         self._init: list[Write] = []
         self._ram: Pages | None = None  # what the controller's memory holds, if known
         self._inverted = False  # whether the glass shows that memory flipped
+        self.sent = 0  # bytes the last frame put on the Pi's bus
 
     def start(self) -> None:
         """(Re)initialise the display; raises OSError or a luma Error if it does not answer."""
@@ -202,28 +204,36 @@ class LumaPanel:
                 self._device = DRIVERS[self._parts.display](self._wire, rotate=self._parts.rotate)
             finally:
                 self._wire.recording = None
-        self._ram = None
+        self._ram, self._inverted = None, False  # luma's init sequence leaves the glass normal
         for kind, args in self._init:
             getattr(self._wire.serial, kind)(*args)
 
     def display(self, image: Image.Image) -> None:
-        """Send what changed since the last frame, the whole frame when that is unknown.
-
-        A screen can also be shown as its inverse in memory with the glass flipped: a
-        screen that turns mostly white (SOLD!) then costs a fraction of the bytes."""
-        device, frame = self._device, pages(self._device.preprocess(image))
+        """Send what changed since the last frame, the whole frame when that is unknown."""
+        frame = pages(self._device.preprocess(image))
         old, self._ram = self._ram, None  # unknown until every write has gone through
-        ways = [(frame, False), (inverse(frame), True)] if old is not None else [(frame, False)]
-        plans = [(device.cost(plan := device.plan(ram, old)) + (inv != self._inverted) * POLARITY,
-                  ram, inv, plan) for ram, inv in ways]  # fmt: skip
-        _, ram, inverted, plan = min(plans, key=lambda way: way[0])
-        device.send(ram, plan)
-        if inverted != self._inverted or old is None:
-            device.command(INVERTED if inverted else NORMAL)
+        self.sent, ram, inverted, plan = self._cheapest(frame, old)
+        self._device.send(ram, plan)
+        if inverted != self._inverted:
+            self._device.command(INVERTED if inverted else NORMAL)
             self._inverted = inverted
         self._ram = ram
 
+    def _cheapest(self, frame: Pages, old: Pages | None) -> tuple[int, Pages, bool, list[Window]]:
+        """The frame as it is, or its inverse with the glass flipped (a screen that turns
+        mostly white, SOLD!, then costs a fraction of the bytes): whichever costs less."""
+        ways = [(frame, False)] if old is None else [(frame, False), (inverse(frame), True)]
+        best: tuple[int, Pages, bool, list[Window]] | None = None
+        for ram, inverted in ways:
+            plan = self._device.plan(ram, old)
+            cost = self._device.cost(plan) + POLARITY * (inverted != self._inverted)
+            if best is None or cost < best[0]:
+                best = (cost, ram, inverted, plan)
+        assert best is not None
+        return best
+
     def blank(self) -> None:
+        self._ram, self._inverted = None, False
         self._device.command(NORMAL)
         self._device.clear()
         self._device.hide()
