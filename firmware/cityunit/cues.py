@@ -21,10 +21,13 @@ def _wake() -> None:
     """A timer that only wakes the core: an output's next step."""
 
 
-def _wake_in(timer: Timer, now: int, ms: int | None) -> None:
-    at = None if ms is None else now + ms
-    if at != timer.at:
-        timer.cancel() if at is None else timer.set(at)
+def _wake_at(timer: Timer, at: int | None) -> None:
+    if at == timer.at:
+        return
+    if at is None:
+        timer.cancel()
+    else:
+        timer.set(at)
 
 
 class Cues:
@@ -34,6 +37,7 @@ class Cues:
         self.buzzer: Track[int | None] = Track(None)
         self.level = 0.0  # the LED now
         self.hz: int | None = None  # the buzzer now (None: silent, or the volume is off)
+        self._muted = False
         # The wakes run after every other timer due at the same instant, so what a mode does
         # then is in place before the outputs are read (the LED's before the buzzer's).
         self._led_wake = timers.timer(_wake, rank=1)
@@ -66,16 +70,21 @@ class Cues:
         self.buzzer.silence(now)
 
     def sync(self, now: int, muted: bool) -> None:
-        """Take the outputs to `now`, telling each change, and wake at the next one."""
-        level, led_ms = self.led.state(now)
-        if level != self.level:
-            self.level = level
-            self._emit(EventKind.LED, level=level)
-        hz, tone_ms = self.buzzer.state(now)
-        if muted:
-            hz = None  # silent; every light signal stays
-        if hz != self.hz:
-            self.hz = hz
-            self._emit(EventKind.TONE, hz=hz)
-        _wake_in(self._led_wake, now, led_ms)
-        _wake_in(self._tone_wake, now, tone_ms)
+        """Take the outputs to `now`, telling each change, and wake at the next one. An
+        output is recomputed only if its pattern changed or its next step is due."""
+        led, buzzer = self.led, self.buzzer
+        if led.due(now):
+            level, _ = led.state(now)
+            if level != self.level:
+                self.level = level
+                self._emit(EventKind.LED, level=level)
+        if buzzer.due(now) or muted != self._muted:
+            self._muted = muted
+            hz, _ = buzzer.state(now)
+            if muted:
+                hz = None  # silent; every light signal stays
+            if hz != self.hz:
+                self.hz = hz
+                self._emit(EventKind.TONE, hz=hz)
+        _wake_at(self._led_wake, led.changes_at)
+        _wake_at(self._tone_wake, buzzer.changes_at)

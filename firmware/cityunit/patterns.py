@@ -58,17 +58,27 @@ class Track(Generic[V]):
         self.rest = rest
         self._base: tuple[Pattern[V], int] = (steady(rest), 0)
         self._overlay: tuple[Pattern[V], int] | None = None
+        self.touched = True  # a pattern was set since the last `state`
+        self.changes_at: int | None = None  # when the value next changes, as of `state`
 
     def set_base(self, pattern: Pattern[V], t: int) -> None:
         self._base = (pattern, t)
+        self.touched = True
 
     def play(self, pattern: Pattern[V], t: int) -> None:
         self._overlay = (pattern, t)
+        self.touched = True
 
     def silence(self, t: int) -> None:
         """Back to rest: no base pattern, no overlay."""
         self._base = (steady(self.rest), t)
         self._overlay = None
+        self.touched = True
+
+    def due(self, t: int) -> bool:
+        """Whether the value at `t` may differ from the last `state`: a pattern was set, or
+        its next step has come."""
+        return self.touched or (self.changes_at is not None and t >= self.changes_at)
 
     def base_value(self, t: int) -> V:
         pattern, t0 = self._base
@@ -77,6 +87,11 @@ class Track(Generic[V]):
 
     def state(self, t: int) -> tuple[V, int | None]:
         """The value at `t` and how many ms it holds (None: until the pattern is replaced)."""
+        value, ms = self._state(t)
+        self.touched, self.changes_at = False, None if ms is None else t + ms
+        return value, ms
+
+    def _state(self, t: int) -> tuple[V, int | None]:
         starts = None  # when an overlay yet to come starts (a press handled late)
         if self._overlay is not None:
             overlay, o0 = self._overlay
