@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib.util
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -37,6 +39,7 @@ SERVICE = Path("/etc/systemd/system/cityunit.service")
 POLKIT = Path("/etc/polkit-1/rules.d/50-cityunit.rules")
 BOOT_CONFIGS = (Path("/boot/firmware/config.txt"), Path("/boot/config.txt"))
 I2C_LINES = ("dtparam=i2c_arm=on", "dtparam=i2c_arm_baudrate=400000")
+OURS = re.compile(r"dtoverlay=pwm(-2chan)?,pin=\d+,func=\d+(,pin2=\d+,func2=\d+)?$")
 MARK = "# cityunit: the OLED's I2C bus at 400 kHz, the buzzer and LED on the PWM hardware"
 
 POLKIT_RULE = f"""\
@@ -87,10 +90,17 @@ class Installer:
         boot = next((b for b in BOOT_CONFIGS if self.path(b).exists()), BOOT_CONFIGS[0])
         target = self.path(boot)
         text = target.read_text() if target.exists() else ""
+        wanted = self.pwm_lines()
+        stale = [line for line in text.splitlines() if OURS.match(line) and line not in wanted]
+        if stale:  # an earlier install's overlay, for pins since moved
+            text = "".join(
+                line for line in text.splitlines(keepends=True) if line.strip() not in stale
+            )
         lines = text.splitlines()
-        missing = [line for line in (*I2C_LINES, *self.pwm_lines()) if line not in lines]
+        missing = [line for line in (*I2C_LINES, *wanted) if line not in lines]
         if missing:
-            block = "\n".join([MARK, *missing])
+            # [all]: a file that ends inside a [pi4] or [cm4] section must not keep ours to it.
+            block = "\n".join(["[all]", MARK, *missing])
             self.write(
                 boot, text + ("\n" if text and not text.endswith("\n") else "") + block + "\n"
             )
@@ -98,8 +108,10 @@ class Installer:
 
     def pwm_lines(self) -> list[str]:
         """The PWM overlay for the buzzer's and the LED's pins (the config's, if there is one)."""
-        sys.path.insert(0, str(SOURCE / "firmware"))
-        from cityunit.pwm import overlay  # the standard library only
+        spec = importlib.util.spec_from_file_location("pwm", SOURCE / "firmware/cityunit/pwm.py")
+        assert spec is not None and spec.loader is not None
+        pwm = importlib.util.module_from_spec(spec)  # the standard library only
+        spec.loader.exec_module(pwm)
 
         pins = {"buzzer": 18, "led": 13}
         target = self.path(CONFIG)
@@ -107,7 +119,7 @@ class Installer:
             with contextlib.suppress(tomllib.TOMLDecodeError, OSError, AttributeError):
                 configured = tomllib.loads(target.read_text()).get("pins", {})
                 pins |= {k: v for k, v in configured.items() if k in pins and type(v) is int}
-        line = overlay(pins["buzzer"], pins["led"])
+        line = pwm.overlay(pins["buzzer"], pins["led"])
         return [line] if line else []
 
     def user(self) -> None:

@@ -49,11 +49,20 @@ def doctor(tmp_path: Path, dev: Path, bus=None, service="active", config: str = 
     pwm = kw.get("pwm")
     if pwm is None:  # a well-built unit: the installer's PWM overlay is on
         pwm = tmp_path / "pwm"
-        (pwm / "pwmchip0").mkdir(parents=True, exist_ok=True)
-        (pwm / "pwmchip0" / "npwm").write_text("2\n")
+        (pwm / "fe20c000.pwm").mkdir(parents=True, exist_ok=True)
+        (pwm / "pwmchip0").mkdir(exist_ok=True)
+        if not (pwm / "pwmchip0" / "device").exists():
+            (pwm / "pwmchip0" / "device").symlink_to(pwm / "fe20c000.pwm")
+        for channel in ("pwm0", "pwm1"):  # exported: the probe opens them at once
+            (pwm / "pwmchip0" / channel).mkdir(exist_ok=True)
+            for name in ("export", "unexport"):
+                (pwm / "pwmchip0" / name).write_text("")
+            for name in ("period", "duty_cycle", "enable"):
+                (pwm / "pwmchip0" / channel / name).write_text("0")
     return Doctor(
         path, dev=dev, open_bus=lambda port: bus or Bus({0x3C}), systemctl=systemctl,
         pin_factory=kw.get("factory") or mock_factory(), pwm_root=pwm,
+        device_tree=tmp_path / "no-device-tree",
     )  # fmt: skip
 
 
@@ -156,7 +165,8 @@ def test_the_command_prints_and_fails_off_a_pi(flag: list[str]) -> None:
 def test_the_pwm_hardware_is_named_and_its_absence_says_what_to_add(tmp_path: Path) -> None:
     d = doctor(tmp_path, machine(tmp_path))
     d.run()
-    assert "hardware (pwmchip0) for the buzzer (GPIO18) and the LED (GPIO13)" in report(d)
+    assert "hardware for the buzzer (GPIO18, pwmchip0 channel 0)" in report(d)
+    assert "the led (GPIO13, pwmchip0 channel 1)" in report(d)
     off = doctor(tmp_path, tmp_path / "dev", pwm=tmp_path / "none")
     assert off.run() == 0 and levels(off)["PWM"] == WARN, "software PWM still works"
     assert "dtoverlay=pwm-2chan,pin=18,func=2,pin2=13,func2=4" in report(off)

@@ -134,3 +134,16 @@ def test_the_service_is_hardened_as_asked() -> None:
     ):  # fmt: skip
         assert line in lines, line
     assert not any(line.startswith("PrivateDevices") for line in lines)
+
+
+def test_its_lines_apply_to_every_pi_and_replace_an_earlier_overlay(tmp_path: Path) -> None:
+    """A config.txt that ends inside a [pi4] section, with an overlay an earlier install
+    wrote for pins since moved: the new lines go under [all], the old overlay goes."""
+    boot = tmp_path / "boot/firmware/config.txt"
+    boot.parent.mkdir(parents=True)
+    boot.write_text("[pi4]\narm_boost=1\ndtoverlay=pwm-2chan,pin=12,func=4,pin2=19,func2=2\n")
+    install(tmp_path)
+    lines = boot.read_text().splitlines()
+    assert lines.index("[all]") < lines.index("dtparam=i2c_arm=on")
+    assert "dtoverlay=pwm-2chan,pin=12,func=4,pin2=19,func2=2" not in lines
+    assert lines[-1] == "dtoverlay=pwm-2chan,pin=18,func=2,pin2=13,func2=4"

@@ -49,6 +49,7 @@ class Doctor:
     systemctl: Callable[..., str] = _systemctl
     pin_factory: Any = None
     pwm_root: Path = Path("/sys/class/pwm")
+    device_tree: Path = Path("/proc/device-tree")
     findings: list[Finding] = field(default_factory=list)
 
     def say(self, level: str, what: str, detail: str = "") -> None:
@@ -59,7 +60,7 @@ class Doctor:
         service_active = self.check_service()
         if config is not None:
             self.check_gpio(config, service_active)
-            self.check_pwm(config)
+            self.check_pwm(config, service_active)
             if config.parts.display != "none":
                 self.check_i2c(config)
         return 1 if any(f.level == FAIL for f in self.findings) else 0
@@ -116,26 +117,31 @@ class Doctor:
                 return
         self.say(OK, "pins", "all five are free")
 
-    def check_pwm(self, config: Config) -> None:
-        """Whether the buzzer and the LED get the Pi's PWM hardware (steady tones)."""
+    def check_pwm(self, config: Config, service_active: bool) -> None:
+        """Which outputs get the Pi's PWM hardware (steady tones), tried for real when the
+        service does not hold them."""
         from cityunit import pwm
+        from cityunit.parts import pwm_plan
 
-        pins = config.pins
-        if not config.parts.hardware_pwm:
-            self.say(OK, "PWM", "software (pwm.hardware = false)")
-            return
-        chip = pwm.chip(self.pwm_root)
-        if chip is None:
-            line = pwm.overlay(pins.buzzer, pins.led)
-            fix = f"add `{line}` to config.txt (the installer does), reboot" if line else (
-                f"GPIO{pins.buzzer} and GPIO{pins.led} have no PWM hardware: use 18 and 13"
-            )  # fmt: skip
-            self.say(WARN, "PWM", f"software: tones may waver on a busy Pi; {fix}")
-            return
-        channels = pwm.CHANNELS[int((chip / "npwm").read_text())]
-        parts = [f"{n} (GPIO{g})" for n, g in (("buzzer", pins.buzzer), ("LED", pins.led))
-                 if g in channels]  # fmt: skip
-        self.say(OK, "PWM", f"hardware ({chip.name}) for the {' and the '.join(parts) or 'none'}")
+        plan = pwm_plan(config, self.pwm_root, self.device_tree)
+        hardware, software = [], []
+        for part, found in plan.items():
+            gpio = getattr(config.pins, part)
+            if isinstance(found, tuple) and not service_active:
+                try:
+                    pwm.Channel(*found).close()
+                except OSError as e:
+                    found = f"its channel does not open: {e}"
+            if isinstance(found, tuple):
+                hardware.append(f"the {part} (GPIO{gpio}, {found[0].name} channel {found[1]})")
+            else:
+                software.append(f"the {part}: {found}")
+        if software:
+            line = pwm.overlay(config.pins.buzzer, config.pins.led)
+            fix = f"; `{line}` in config.txt (the installer adds it), then reboot" if line else ""
+            self.say(WARN, "PWM", "software for " + "; ".join(software) + fix)
+        if hardware:
+            self.say(OK, "PWM", "hardware for " + " and ".join(hardware))
 
     def check_i2c(self, config: Config) -> None:
         port, address = config.parts.i2c_port, config.parts.i2c_address

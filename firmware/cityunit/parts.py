@@ -8,6 +8,7 @@ off the Pi. Callbacks only hand the raw edge on; debouncing and meaning live in 
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 from collections.abc import Callable
 from functools import partial
@@ -27,6 +28,7 @@ DUTY = {"off": 0.0, "low": 0.03, "medium": 0.12, "high": 0.5}
 # 440 Hz to 7 kHz: every tone the unit plays, with room to spare.
 BUZZER_MID = Tone("A6")
 BUZZER_OCTAVES = 2
+log = logging.getLogger(__name__)
 LED_HZ = 1_000  # the hardware-PWM LED's rate: far above any flicker
 
 
@@ -57,6 +59,20 @@ def pwm_root() -> Path | None:
     return None if mock else pwm.ROOT
 
 
+def pwm_plan(
+    config: Config, root: Path | None, device_tree: Path = pwm.DEVICE_TREE
+) -> pwm.Assignment:
+    """Which outputs get the Pi's PWM hardware (the buzzer's tones first), and why not."""
+    wanting = {}
+    if config.parts.buzzer == "passive":
+        wanting["buzzer"] = config.pins.buzzer
+    if config.parts.led_pwm:
+        wanting["led"] = config.pins.led
+    if root is None or not config.parts.hardware_pwm:
+        return dict.fromkeys(wanting, "software PWM chosen (pwm.hardware = false)")
+    return pwm.assign(wanting, root, device_tree)
+
+
 class Parts:
     """Owns every GPIO device of the unit; `close()` releases them all (also on `with`).
 
@@ -71,6 +87,7 @@ class Parts:
         on_edge: Callable[[str, bool], None],
         factory: Factory | None = None,
         pwm_root: Path | None = None,
+        device_tree: Path = pwm.DEVICE_TREE,
     ) -> None:
         pins = config.pins
         self._devices: list[Closeable] = []
@@ -90,36 +107,43 @@ class Parts:
             for name, contact in self.inputs.items():
                 contact.when_activated = lambda name=name: on_edge(name, True)
                 contact.when_deactivated = lambda name=name: on_edge(name, False)
-            hardware = pwm_root if config.parts.hardware_pwm else None
-            self._set_led = self._led(config, factory, hardware)
-            self._set_sound = self._buzzer(config, factory, hardware)
+            self.pwm = pwm_plan(config, pwm_root, device_tree)
+            self._set_sound = self._buzzer(config, factory)
+            self._set_led = self._led(config, factory)
         except Exception:
             self.close()
             raise
 
-    def _hardware(self, part: str, gpio: int, root: Path | None) -> pwm.Channel | None:
-        found = None if root is None else pwm.channel(gpio, root)
-        if found is not None:
-            self.hardware_pwm.append(part)
-        return None if found is None else self._own(found)
+    def _hardware(self, part: str) -> pwm.Channel | None:
+        found = self.pwm.get(part)
+        if not isinstance(found, tuple):
+            return None
+        try:
+            channel = pwm.Channel(*found)
+        except OSError as e:
+            log.warning("%s: hardware PWM unavailable (%s): software PWM", part, e)
+            self.pwm[part] = f"cannot open its channel: {e}"
+            return None
+        self.hardware_pwm.append(part)
+        return self._own(channel)
 
-    def _led(self, config: Config, factory: Factory | None, root: Path | None) -> Light:
+    def _led(self, config: Config, factory: Factory | None) -> Light:
         gpio = config.pins.led
         if not config.parts.led_pwm:
             plain = self._own(LED(gpio, pin_factory=factory))
             return lambda level: setattr(plain, "value", level >= 0.5)
-        channel = self._hardware("led", gpio, root)
+        channel = self._hardware("led")
         if channel is not None:
             return lambda level: channel.set(LED_HZ, level)
         dimmed = self._own(PWMLED(gpio, pin_factory=factory))
         return lambda level: setattr(dimmed, "value", level)
 
-    def _buzzer(self, config: Config, factory: Factory | None, root: Path | None) -> Sound:
+    def _buzzer(self, config: Config, factory: Factory | None) -> Sound:
         gpio = config.pins.buzzer
         if config.parts.buzzer == "active":
             active = self._own(Buzzer(gpio, pin_factory=factory))
             return lambda hz, duty: setattr(active, "value", hz is not None and duty > 0)
-        channel = self._hardware("buzzer", gpio, root)
+        channel = self._hardware("buzzer")
         if channel is not None:
             return channel.set
         tonal = self._own(

@@ -17,39 +17,51 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import time
 from pathlib import Path
 
 log = logging.getLogger(__name__)
 
 ROOT = Path("/sys/class/pwm")
-# BCM GPIO -> channel. The Pi 0-4 PWM block has two channels; the Pi 5's (RP1) has four.
-CHANNELS = {2: {12: 0, 18: 0, 13: 1, 19: 1}, 4: {12: 0, 13: 1, 18: 2, 19: 3}}
+DEVICE_TREE = Path("/proc/device-tree")
+# The PWM block that drives the GPIO header, by its device's name, and its channels by
+# BCM GPIO: the Pi 0-4's (BCM2835/2711, at ...20c000) has two, the Pi 5's (RP1) four.
+BLOCKS = {
+    "20c000.pwm": {12: 0, 18: 0, 13: 1, 19: 1},
+    "1f00098000.pwm": {12: 0, 13: 1, 18: 2, 19: 3},
+}
 OVERLAY_FUNC = {12: 4, 13: 4, 18: 2, 19: 2}  # the ALT function that gives a pin to PWM
 EXPORT_WAIT_S = 1.0  # udev makes the new channel's files writable for the gpio group
 
 
 class Channel:
-    """One hardware PWM channel. `set(hz, duty)`; `close()` stops it and gives it back."""
+    """One hardware PWM channel: `set(hz, duty)`; `close()` (or `with`) stops it and gives
+    it back to the kernel, also when it could not be opened fully."""
 
     def __init__(self, chip: Path, index: int) -> None:
         self.path = chip / f"pwm{index}"
         self._chip, self._index = chip, index
         self._period = 0
         self.closed = False
-        if not self.path.exists():
-            (chip / "export").write_text(str(index))
+        try:
+            if not self.path.exists():
+                (chip / "export").write_text(str(index))
             self._wait_writable()
-        self._write("enable", 0)
+        except OSError:
+            self.close()
+            raise
 
     def _wait_writable(self) -> None:
         end = time.monotonic() + EXPORT_WAIT_S
-        while time.monotonic() < end:
-            with contextlib.suppress(OSError):
-                (self.path / "enable").write_text("0")
+        while True:
+            try:
+                self._write("enable", 0)
                 return
+            except OSError:
+                if time.monotonic() >= end:
+                    raise
             time.sleep(0.01)
-        raise OSError(f"{self.path} did not appear, or is not writable")
 
     def _write(self, name: str, value: int) -> None:
         (self.path / name).write_text(str(value))
@@ -67,48 +79,81 @@ class Channel:
         self._write("duty_cycle", round(period * min(duty, 1.0)))
         self._write("enable", 1)
 
+    def __enter__(self) -> Channel:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def close(self) -> None:
         if self.closed:
             return
         self.closed = True
         with contextlib.suppress(OSError):
             self._write("enable", 0)
+        with contextlib.suppress(OSError):
             (self._chip / "unexport").write_text(str(self._index))
 
 
-def chip(root: Path = ROOT) -> Path | None:
-    """The Pi's PWM block, if the overlay has made one."""
+def chip(root: Path = ROOT) -> tuple[Path, dict[int, int]] | None:
+    """The PWM block that drives the GPIO header, with its channels, if the overlay is on.
+
+    Other chips (a Pi 5's fan controller, say) are left alone."""
     for candidate in sorted(root.glob("pwmchip*")):
-        with contextlib.suppress(OSError, ValueError):
-            if int((candidate / "npwm").read_text()) in CHANNELS:
-                return candidate
+        device = os.path.basename(os.path.realpath(candidate / "device"))
+        for name, channels in BLOCKS.items():
+            if device.endswith(name):
+                return candidate, channels
     return None
 
 
-def channel(gpio: int, root: Path = ROOT) -> Channel | None:
-    """The hardware channel wired to `gpio`, or None (software PWM then), saying why."""
+def routed(device_tree: Path = DEVICE_TREE) -> set[int] | None:
+    """The GPIOs the overlay gives to the PWM block (None: this Pi does not say)."""
+    for pins in device_tree.glob("soc/gpio@*/pwm_pins/brcm,pins"):
+        with contextlib.suppress(OSError):
+            data = pins.read_bytes()
+            return {int.from_bytes(data[i : i + 4], "big") for i in range(0, len(data), 4)}
+    return None
+
+
+Assignment = dict[str, tuple[Path, int] | str]  # part -> (chip, channel), or why not
+
+
+def assign(parts: dict[str, int], root: Path = ROOT, device_tree: Path = DEVICE_TREE) -> Assignment:
+    """Which parts (name -> GPIO, the most important first) get a hardware channel, and
+    why the others do not. One part per channel: two on one channel would share a signal."""
     found = chip(root)
     if found is None:
-        return None
-    index = CHANNELS[int((found / "npwm").read_text())].get(gpio)
-    if index is None:
-        log.info("GPIO%d has no hardware PWM channel: software PWM", gpio)
-        return None
-    try:
-        return Channel(found, index)
-    except OSError as e:
-        log.warning("hardware PWM for GPIO%d unavailable (%s): software PWM", gpio, e)
-        return None
+        return dict.fromkeys(parts, "the PWM overlay is off")
+    path, channels = found
+    pins, taken, out = routed(device_tree), set[int](), Assignment()
+    for part, gpio in parts.items():
+        index = channels.get(gpio)
+        if index is None:
+            out[part] = f"GPIO{gpio} has no PWM channel"
+        elif pins is not None and gpio not in pins:
+            given = ", ".join(f"GPIO{pin}" for pin in sorted(pins))
+            out[part] = f"the overlay gives {given} to the PWM block, not GPIO{gpio}"
+        elif index in taken:
+            out[part] = f"its channel ({index}) is another part's"
+        else:
+            taken.add(index)
+            out[part] = (path, index)
+    return out
 
 
 def overlay(*gpios: int) -> str | None:
-    """The config.txt line that gives these pins to the Pi's PWM block (None: none can go)."""
-    by_channel = {CHANNELS[2][g]: g for g in gpios if g in CHANNELS[2]}
+    """The config.txt line that gives these pins (the most important first) to a Pi 0-4's
+    PWM block; None when none can go."""
+    by_channel: dict[int, int] = {}
+    for gpio in gpios:
+        index = BLOCKS["20c000.pwm"].get(gpio)
+        if index is not None:
+            by_channel.setdefault(index, gpio)
     if len(by_channel) == 2:
         a, b = by_channel[0], by_channel[1]
-        return (
-            f"dtoverlay=pwm-2chan,pin={a},func={OVERLAY_FUNC[a]},pin2={b},func2={OVERLAY_FUNC[b]}"
-        )
+        pins = f"pin={a},func={OVERLAY_FUNC[a]},pin2={b},func2={OVERLAY_FUNC[b]}"
+        return f"dtoverlay=pwm-2chan,{pins}"
     if by_channel:
         (gpio,) = by_channel.values()
         return f"dtoverlay=pwm,pin={gpio},func={OVERLAY_FUNC[gpio]}"
