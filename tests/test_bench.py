@@ -32,8 +32,8 @@ def test_the_device_report_times_each_kind_of_frame_and_the_pins(monkeypatch) ->
 
     text = report(Config(), bus=Controller("ssd1306"))
     for kind in KINDS:
-        assert f"{kind}: on the bus" in text and f"{kind}: bytes" in text
-    assert "LED on and off" in text and "a tone on and off" in text
+        assert f"{kind}: send (diff + bus)" in text and f"{kind}: bytes on the bus" in text
+    assert "LED on and off (driver)" in text and "a tone on and off (driver)" in text
     assert "an hour of play, computed" in text
 
 

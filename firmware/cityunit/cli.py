@@ -305,7 +305,7 @@ def _add_sim(sub: Commands) -> None:
 def _add_tools(sub: Commands) -> None:
     bench = sub.add_parser("bench", help="measure latency, timing, rendering, CPU, memory, speed")
     bench.add_argument("--json", action="store_true", help="one JSON object")
-    bench.add_argument("--quick", action="store_true", help="fewer samples (about 10 s)")
+    bench.add_argument("--quick", action="store_true", help="fewer samples (about 15 s)")
     bench.add_argument(
         "--device", action="store_true",
         help="on a Pi (service stopped): time the real bus and pins, print a report to paste",

@@ -76,7 +76,10 @@ def frames(config: Config, bus: Any = None) -> list[str]:
                 counted.display(image)
                 sizes.append(float(recorder.wire_bytes - before))
                 sent += _timed(partial(panel.display, image))
-            out += [_line(f"{kind}: on the bus", sent[1:]), _line(f"{kind}: bytes", sizes[1:], "B")]
+            out += [
+                _line(f"{kind}: send (diff + bus)", sent[1:]),
+                _line(f"{kind}: bytes on the bus", sizes[1:], "B"),
+            ]
         render_ms = [t for s in KINDS["tap"] for t in _timed(partial(_render, s))]
         out.append(_line("render a screen", render_ms))
     finally:
@@ -101,8 +104,8 @@ def pins(config: Config) -> list[str]:
         led, tone = _timed(blink, 200), _timed(beep, 200)
     return [
         f"  PWM hardware for: {driver}",
-        _line("LED on and off", led),
-        _line("a tone on and off", tone),
+        _line("LED on and off (driver)", led),
+        _line("a tone on and off (driver)", tone),
     ]
 
 

@@ -27,8 +27,8 @@ def script() -> list[str]:
 
 
 def virtual_hour() -> dict[str, float]:
-    """In the process, with a window's worth of observing: every screen change rendered
-    and sent to the OLED's mirror, every event encoded as the console sends it."""
+    """In the process, as a window observes it: the screen at the end of each command
+    rendered and sent to the OLED's mirror, every event encoded as the console sends it."""
     from cityunit_sim.board import SimBoard
 
     out: list[str] = []
