@@ -281,3 +281,27 @@ def test_any_file_content_is_either_valid_or_a_clean_error(tmp_path_factory, tex
         pass
     else:
         tomllib.loads(path.read_text())  # it was valid TOML
+
+
+def test_a_board_whose_last_step_fails_still_saves_and_lets_go(tmp_path: Path) -> None:
+    """Closing does not depend on the world following the last step: a step that raises
+    (a driver's bug, an unplugged part) still leaves the game saved and every pin free."""
+    from cityunit.board import Board
+    from cityunit.clock import VirtualClock
+    from fakes import mock_factory
+
+    clock = VirtualClock()
+    board = Board(Config(), clock, pin_factory=mock_factory(), panel=None, state_dir=tmp_path)
+    board.unit.switch(True, 0)
+    board.runtime.step()
+    clock.set_ms(4_000)
+
+    def broken(level: float) -> None:
+        raise RuntimeError("the LED's driver broke")
+
+    board.parts._set_led, board.parts._level = broken, 0.5  # the LED is told on the last step
+    board.unit.switch(False, 3_000)
+    with pytest.raises(RuntimeError):
+        board.close()
+    assert board.parts.closed
+    assert (tmp_path / "state.json").exists()

@@ -111,6 +111,63 @@ def test_a_channel_that_cannot_be_exported_falls_back_with_a_warning(
     assert (chip / "unexport").read_text(), "what was asked for is given back"
 
 
+def refuse(file: Path) -> None:
+    """Writes to `file` now fail, as the kernel's refusals and a vanished channel do."""
+    file.unlink()
+    file.symlink_to("/dev/full")
+
+
+def test_a_channel_that_fails_mid_run_hands_its_part_to_software(
+    tmp_path: Path, kernel: None
+) -> None:
+    chip = serve(sysfs(tmp_path))
+    faults: list[tuple[str, str]] = []
+    factory = mock_factory()
+    unit = Parts(
+        Config(), lambda name, level: None, factory, pwm_root=tmp_path,
+        device_tree=tmp_path / "none", on_fault=lambda part, detail: faults.append((part, detail)),
+    )  # fmt: skip
+    with unit:
+        unit.sound(2093)
+        refuse(chip / "pwm0" / "period")
+        unit.sound(3136)  # a new period: refused
+        assert factory.pin(18).frequency == pytest.approx(3136), "the tone is played, in software"
+        assert unit.hardware_pwm == ["led"] and "failed" in str(unit.pwm["buzzer"])
+        assert faults == [("buzzer", faults[0][1])] and "software PWM" in faults[0][1]
+        unit.light(1.0)
+        assert read(chip, 1) == (1_000_000, 1_000_000, 1), "the LED stays on its channel"
+    assert read(chip, 1)[2] == 0 and unit.closed
+
+
+def test_a_board_whose_channel_fails_keeps_playing_then_closes_cleanly(
+    tmp_path: Path, kernel: None
+) -> None:
+    from cityunit.board import Board
+    from cityunit.clock import VirtualClock
+
+    chip = serve(sysfs(tmp_path / "sys"))
+    (tmp_path / "state").mkdir()
+    clock = VirtualClock()
+    board = Board(
+        Config(), clock, pin_factory=mock_factory(), pwm_root=tmp_path / "sys", panel=None,
+        state_dir=tmp_path / "state", seed=1,
+    )  # fmt: skip
+    events: list[tuple[str, dict[str, object]]] = []
+    board.runtime.listeners.append(lambda e: events.append((e.event, e.data)))
+    board.unit.switch(True, 0)
+    board.runtime.step()
+    refuse(chip / "pwm0" / "duty_cycle")
+    for t in range(10, 5_000, 10):  # warnings, chimes: every tone through the failed channel
+        clock.set_ms(t)
+        board.runtime.step()
+    faults = [data for kind, data in events if kind == "fault"]
+    assert [f["part"] for f in faults] == ["buzzer"] and "software PWM" in str(faults[0]["detail"])
+    assert any(kind == "tone" for kind, _ in events[events.index(("fault", faults[0])) :])
+    board.close()
+    assert board.parts.closed and read(chip, 1)[2] == 0, "the LED's channel is off"
+    assert (tmp_path / "state" / "state.json").exists()
+
+
 def test_the_hardware_can_be_turned_off_in_the_config(tmp_path: Path, kernel: None) -> None:
     serve(sysfs(tmp_path))
     with parts(tmp_path, Config(parts=PartsConfig(hardware_pwm=False))) as unit:

@@ -15,6 +15,7 @@ import contextlib
 import logging
 import random
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Literal, Self
 
@@ -64,10 +65,16 @@ class Board:
             if state_dir is not None:
                 saved = store.load(state_dir / store.FILENAME)
                 saver = opened.enter_context(store.Saver(state_dir))
-            self.parts = opened.enter_context(Parts(config, self._edge, pin_factory, pwm_root))
+            self.parts = opened.enter_context(
+                Parts(config, self._edge, pin_factory, pwm_root, on_fault=self._fault)
+            )
             if panel == "config":
                 panel = _configured_panel(config)
-            self.display = None if panel is None else Display(panel, self._fault, clock.now_ms)
+            self.display = (
+                None
+                if panel is None
+                else Display(panel, partial(self._fault, "display"), clock.now_ms)
+            )
             if self.display is not None:
                 opened.callback(self.display.close)
             self.unit = Unit(config.rules, random.Random(seed), now=clock.now_ms())
@@ -96,8 +103,8 @@ class Board:
 
         self.inbox.put(Input(self.clock.now_ms(), act))
 
-    def _fault(self, detail: str) -> None:
-        self.runtime.fault("display", detail)
+    def _fault(self, part: str, detail: str) -> None:
+        self.runtime.fault(part, detail)
 
     def __enter__(self) -> Self:
         return self
@@ -111,7 +118,10 @@ class Board:
 
     def close(self) -> None:
         """Once the loop has returned (or was never run). Idempotent."""
-        if not self.closed:
+        if self.closed:
+            return
+        try:
             self.runtime.finish()
+        finally:  # whatever the last step did, the outputs go quiet and the pins free
             self._opened.close()
             log.info("stopped: LED off, buzzer silent, screen blank")

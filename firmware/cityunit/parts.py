@@ -88,9 +88,16 @@ class Parts:
         factory: Factory | None = None,
         pwm_root: Path | None = None,
         device_tree: Path = pwm.DEVICE_TREE,
+        on_fault: Callable[[str, str], None] = lambda part, detail: None,
     ) -> None:
         pins = config.pins
         self._devices: list[Closeable] = []
+        self._on_fault = on_fault  # a hardware channel failed mid-run: (part, detail)
+        self._channels: dict[str, pwm.Channel] = {}
+        self._software: dict[str, Callable[[], Callable[..., None]]] = {
+            "led": partial(self._dimmed, pins.led, factory),
+            "buzzer": partial(self._tonal, pins.buzzer, factory),
+        }
         self._level: float | None = None  # what the LED and the buzzer were last told
         self._sound: tuple[int | None, float] | None = None
         self.hardware_pwm: list[str] = []  # the parts on the PWM hardware
@@ -125,31 +132,50 @@ class Parts:
             self.pwm[part] = f"cannot open its channel: {e}"
             return None
         self.hardware_pwm.append(part)
+        self._channels[part] = channel
         return self._own(channel)
 
     def _led(self, config: Config, factory: Factory | None) -> Light:
-        gpio = config.pins.led
         if not config.parts.led_pwm:
-            plain = self._own(LED(gpio, pin_factory=factory))
+            plain = self._own(LED(config.pins.led, pin_factory=factory))
             return lambda level: setattr(plain, "value", level >= 0.5)
         channel = self._hardware("led")
         if channel is not None:
             return lambda level: channel.set(LED_HZ, level)
+        return self._dimmed(config.pins.led, factory)
+
+    def _dimmed(self, gpio: int, factory: Factory | None) -> Light:
         dimmed = self._own(PWMLED(gpio, pin_factory=factory))
         return lambda level: setattr(dimmed, "value", level)
 
     def _buzzer(self, config: Config, factory: Factory | None) -> Sound:
-        gpio = config.pins.buzzer
         if config.parts.buzzer == "active":
-            active = self._own(Buzzer(gpio, pin_factory=factory))
+            active = self._own(Buzzer(config.pins.buzzer, pin_factory=factory))
             return lambda hz, duty: setattr(active, "value", hz is not None and duty > 0)
         channel = self._hardware("buzzer")
         if channel is not None:
             return channel.set
+        return self._tonal(config.pins.buzzer, factory)
+
+    def _tonal(self, gpio: int, factory: Factory | None) -> Sound:
         tonal = self._own(
             TonalBuzzer(gpio, mid_tone=BUZZER_MID, octaves=BUZZER_OCTAVES, pin_factory=factory)
         )
         return partial(_tone, tonal)
+
+    def _software_now(self, part: str, error: OSError) -> Callable[..., None]:
+        """A hardware channel failed mid-run (the kernel refused a value, another process
+        took the channel): the part goes on in software, and the fault is told."""
+        channel = self._channels.pop(part, None)
+        if channel is None:
+            raise error
+        log.warning("%s: hardware PWM failed (%s): software PWM from now on", part, error)
+        channel.close()
+        self._devices.remove(channel)
+        self.hardware_pwm.remove(part)
+        self.pwm[part] = f"its channel failed: {error}"
+        self._on_fault(part, f"hardware PWM failed ({error}): software PWM")
+        return self._software[part]()
 
     def _own(self, device: C) -> C:
         self._devices.append(device)
@@ -167,14 +193,22 @@ class Parts:
     def light(self, level: float) -> None:
         if level != self._level:
             self._level = level
-            self._set_led(level)
+            try:
+                self._set_led(level)
+            except OSError as e:
+                self._set_led = self._software_now("led", e)
+                self._set_led(level)
 
     def sound(self, hz: int | None, volume: str = "high") -> None:
         """A tone (None: silence) at a loudness: a passive buzzer's duty cycle."""
         sound = (hz, DUTY[volume])
         if sound != self._sound:
             self._sound = sound
-            self._set_sound(*sound)
+            try:
+                self._set_sound(*sound)
+            except OSError as e:
+                self._set_sound = self._software_now("buzzer", e)
+                self._set_sound(*sound)
 
     def quiet(self) -> None:
         """LED off and buzzer silent: what SIGTERM and every exit leave behind."""
@@ -193,7 +227,10 @@ class Parts:
         if self._devices:
             self.quiet()
         for device in reversed(self._devices):
-            device.close()
+            try:
+                device.close()
+            except Exception:  # the others are still released
+                log.exception("closing %r", device)
         self._devices.clear()
 
 

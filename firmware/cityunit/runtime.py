@@ -200,12 +200,14 @@ class Runtime:
         if self.finished:
             return
         self.finished = True
-        if not self.stopped:
-            self.step()
-        else:
-            self._act(self.unit.now)
-        if self.saver is not None:
-            self.saver.save(self.unit.saved())
+        try:
+            if not self.stopped:
+                self.step()
+            else:
+                self._act(self.unit.now)
+        finally:  # the game is kept even if the world could not follow
+            if self.saver is not None:
+                self.saver.save(self.unit.saved())
 
 
 def _log_event(event: Event) -> None:
