@@ -170,3 +170,21 @@ def test_the_pwm_hardware_is_named_and_its_absence_says_what_to_add(tmp_path: Pa
     off = doctor(tmp_path, tmp_path / "dev", pwm=tmp_path / "none")
     assert off.run() == 0 and levels(off)["PWM"] == WARN, "software PWM still works"
     assert "dtoverlay=pwm-2chan,pin=18,func=2,pin2=13,func2=4" in report(off)
+
+
+def test_pwm_advice_fits_the_reason(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Channels that do not open are not a missing overlay; software PWM by choice is fine."""
+    from cityunit import pwm
+
+    monkeypatch.setattr(pwm, "EXPORT_WAIT_S", 0.01)
+    refused = doctor(tmp_path, machine(tmp_path), service="inactive")
+    for channel in ("pwm0", "pwm1"):
+        (tmp_path / "pwm/pwmchip0" / channel / "enable").unlink()
+        (tmp_path / "pwm/pwmchip0" / channel / "enable").symlink_to("/dev/full")
+    refused.run()
+    assert levels(refused)["PWM"] == WARN and "gpio group" in report(refused)
+    assert "dtoverlay" not in report(refused)
+    (tmp_path / "other").mkdir()
+    chosen = doctor(tmp_path / "other", tmp_path / "dev", config="[pwm]\nhardware = false\n")
+    chosen.run()
+    assert levels(chosen)["PWM"] == OK and "pwm.hardware = false" in report(chosen)

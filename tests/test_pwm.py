@@ -212,3 +212,25 @@ def test_two_parts_never_share_a_channel(tmp_path: Path, kernel: None) -> None:
 )
 def test_the_overlay_line_for_the_configured_pins(pins: tuple[int, int], line: str | None) -> None:
     assert pwm.overlay(*pins) == line
+
+
+def test_run_off_stops_what_a_killed_unit_left_playing(
+    tmp_path: Path, kernel: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The kernel keeps a channel playing after its process dies: the service's
+    ExecStopPost (`cityunit run --off`) stops it."""
+    from cityunit import cli
+    from cityunit import parts as parts_module
+
+    chip = serve(sysfs(tmp_path / "sys"))
+    killed = parts(tmp_path / "sys")
+    killed.sound(2093)
+    killed.light(1.0)  # and never closed: SIGKILL
+    assert read(chip, 0)[2] == read(chip, 1)[2] == 1
+    config = tmp_path / "config.toml"
+    config.write_text('[display]\ndriver = "none"\n')
+    monkeypatch.setattr(parts_module, "pwm_root", lambda: tmp_path / "sys")
+    monkeypatch.setattr(parts_module, "pin_factory", mock_factory)
+    assert cli.main(["run", "--config", str(config), "--off"]) == 0
+    assert read(chip, 0)[2] == read(chip, 1)[2] == 0
+    assert set((chip / "unexport").read_text()) <= {"0", "1"}

@@ -34,7 +34,7 @@ from cityunit.unit import Unit
 log = logging.getLogger(__name__)
 
 
-def _configured_panel(config: Config) -> Panel | None:
+def configured_panel(config: Config) -> Panel | None:
     if config.parts.display == "none":
         return None
     from cityunit.oled import LumaPanel  # luma's drivers, only where a panel is wired
@@ -69,7 +69,7 @@ class Board:
                 Parts(config, self._edge, pin_factory, pwm_root, on_fault=self._fault)
             )
             if panel == "config":
-                panel = _configured_panel(config)
+                panel = configured_panel(config)
             self.display = (
                 None
                 if panel is None

@@ -60,7 +60,24 @@ def _run(args: argparse.Namespace) -> int:
         if args.check:
             print(f"{config.source}: OK")
             return 0
+        if args.off:
+            return _leave_off(config)
         return _serve_unit(args, config, clock, inbox)
+
+
+def _leave_off(config: Config) -> int:
+    """What a killed unit could not do (SIGKILL, the watchdog): the kernel keeps a hardware
+    PWM channel playing after its process is gone, and the pins and the glass keep their
+    last state. Opening the parts sets every output off; closing gives them back."""
+    from cityunit.board import configured_panel
+    from cityunit.display import Display
+    from cityunit.parts import Parts, pin_factory, pwm_root
+
+    with Parts(config, lambda name, level: None, pin_factory(), pwm_root()):
+        panel = configured_panel(config)
+        if panel is not None:
+            Display(panel).close()  # started if it answers, blanked
+    return 0
 
 
 def _state_dir(config: Config) -> Path | None:
@@ -270,6 +287,11 @@ def _add_run(sub: Commands) -> None:
     run.add_argument("--config", type=Path, help=CONFIG_HELP)
     run.add_argument("--check", action="store_true", help="only check the config, then exit")
     run.add_argument("--seed", type=int, help="seed the random source (auction lengths, permits)")
+    run.add_argument(
+        "--off", action="store_true",
+        help="only leave the LED off, the buzzer silent and the screen blank, then exit "
+        "(the service runs it after every stop, a killed unit's included)",
+    )  # fmt: skip
     run.set_defaults(func=_run)
 
 

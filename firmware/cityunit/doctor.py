@@ -139,7 +139,10 @@ class Doctor:
         if software:
             line = pwm.overlay(config.pins.buzzer, config.pins.led)
             fix = f"; `{line}` in config.txt (the installer adds it), then reboot" if line else ""
-            self.say(WARN, "PWM", "software for " + "; ".join(software) + fix)
+            if not any("overlay" in reason for reason in software):
+                fix = "; the channels' files belong to the gpio group (udev): is the user in it?"
+            level = WARN if config.parts.hardware_pwm else OK  # software as chosen: fine
+            self.say(level, "PWM", "software for " + "; ".join(software) + fix * (level == WARN))
         if hardware:
             self.say(OK, "PWM", "hardware for " + " and ".join(hardware))
 
