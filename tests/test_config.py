@@ -88,6 +88,7 @@ def test_valid_values_are_taken() -> None:
         ("[pins]\nbuild = 17", "unit.toml: pins.build: GPIO17 is already used by pins.auction"),
         ("[pins]\nauction = 3", "unit.toml: pins.auction: GPIO3 is the display's I2C SCL line"),
         ("[display]\ndriver = 'st7735'", "unit.toml: display.driver: must be one of"),
+        ("[display]\nrotate = 1", "unit.toml: display.rotate: must be one of 0, 2, not 1"),
         ("[power]\nshutdown_command = 'halt'", "unit.toml: power.shutdown_command: must be a list"),
         ("game = 3", "unit.toml: game: must be a table ([game])"),
     ],

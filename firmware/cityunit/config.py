@@ -40,7 +40,8 @@ class Parts:
     display: str = setting("display.driver", "ssd1306", choices=("ssd1306", "sh1106", "none"))
     i2c_port: int = setting("display.i2c_port", 1, lo=0, hi=31)
     i2c_address: int = setting("display.i2c_address", 0x3C, lo=0x03, hi=0x77)
-    rotate: int = setting("display.rotate", 0, lo=0, hi=3)
+    # Half turns only: the screens are drawn landscape, and a quarter turn would crop them.
+    rotate: int = setting("display.rotate", 0, choices=(0, 2))
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,8 @@ def _check(value: Any, f: dataclasses.Field[Any], kind: Any) -> tuple[Any, str |
         lo, hi = meta.get("lo"), meta.get("hi")
         if lo is not None and hi is not None and not lo <= value <= hi:
             return None, f"must be between {lo} and {hi}, not {value}"
+        if meta.get("choices") and value not in meta["choices"]:
+            return None, f"must be one of {', '.join(map(str, meta['choices']))}, not {value}"
     elif kind is str:
         if not isinstance(value, str):
             return None, f"must be a string, not {value!r}"
