@@ -122,13 +122,15 @@ class Controller(FlakyBus):
     page window; SH1106: page addressing over 132 columns). `visible()` is what the
     glass shows, as display-RAM pages; `pi_bytes` counts the bytes the Pi's bus would
     carry (luma sends each command call, and each data call, as one transaction).
+    Its memory starts as noise and its glass dark, as after power-on.
     """
 
     def __init__(self, kind: str, error_rate: float = 0.0, seed: int = 0) -> None:
         super().__init__(error_rate, seed)
         self.kind = kind
         self.width = 128 if kind == "ssd1306" else 132
-        self.ram = [bytearray(self.width) for _ in range(8)]
+        self.ram = [bytearray(self.rng.randbytes(self.width)) for _ in range(8)]  # power-on noise
+        self.on = False  # the glass is lit (DISPLAYON): dark after reset
         self.offset = 0 if kind == "ssd1306" else 2  # where the glass's column 0 is in RAM
         self.mode = 2  # page addressing after reset
         self.window = (0, 127, 0, 7)  # SSD1306 horizontal mode: c0, c1, p0, p1
@@ -168,6 +170,9 @@ class Controller(FlakyBus):
         if byte in (0xA6, 0xA7):
             self.inverted = byte == 0xA7
             return
+        if byte in (0xAE, 0xAF):
+            self.on = byte == 0xAF
+            return
         if not (0xB0 <= byte <= 0xB7 or byte <= 0x1F):
             return  # settings the memory does not care about
         if self.kind == "ssd1306" and self.mode != 2:
@@ -206,5 +211,7 @@ class Controller(FlakyBus):
             self.col = min(self.col + 1, self.width - 1)
 
     def visible(self) -> list[bytes]:
+        if not self.on:
+            return [bytes(128)] * 8
         flip = 0xFF if self.inverted else 0x00
         return [bytes(b ^ flip for b in page[self.offset : self.offset + 128]) for page in self.ram]

@@ -114,6 +114,9 @@ def naive_costs(kind: str, new: list[bytes], old: list[bytes], flip: int) -> lis
     return costs
 
 
+DARK = [bytes(128)] * 8
+
+
 class Glass:
     """A panel over a modelled controller: what is shown must be what the glass shows, for
     the bytes the panel says, and never more than a simpler way would have cost."""
@@ -132,9 +135,10 @@ class Glass:
         while True:
             try:
                 self.panel.start()
-                return
+                break
             except (OSError, LumaError):
                 pass
+        assert self.bus.visible() == DARK, "no noise, no old memory: dark until a frame is in"
 
     def show(self, image: Image.Image) -> bool:
         before, glass, inverted = self.bus.pi_bytes, self.bus.visible(), self.bus.inverted
@@ -247,3 +251,21 @@ def test_a_screen_that_turns_white_is_sent_inverted_for_a_fraction_of_the_bytes(
     assert glass.bus.inverted and glass.bus.pi_bytes - before < 700
     assert glass.show(render(AuctionScreen(0), "en"))
     assert not glass.bus.inverted
+
+
+@pytest.mark.parametrize("kind", DRIVERS)
+def test_the_glass_lights_with_the_first_frame_and_blanks_at_once(kind: str) -> None:
+    """A start sends no blank frame of its own (the first frame is whole anyway), and a
+    blank is one command: the glass never shows a negative or noise on the way."""
+    bus = Controller(kind)
+    panel = LumaPanel(Parts(display=kind), bus=bus)
+    panel.start()
+    assert bus.data_bytes == 0 and bus.visible() == DARK
+    white = Image.new("1", (128, 64), 1)  # SOLD!-like: sent inverted, over noise
+    panel.display(white)
+    assert bus.visible() == [b"\xff" * 128] * 8
+    whole = {"ssd1306": 1034, "sh1106": 8 * (2 + 3 + 2 + 128)}[kind]
+    assert bus.pi_bytes - whole < 40, "the init's commands and one whole frame, no more"
+    before = bus.pi_bytes
+    panel.blank()
+    assert bus.visible() == DARK and bus.pi_bytes - before == 3

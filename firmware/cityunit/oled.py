@@ -65,6 +65,7 @@ def inverse(frame: Pages) -> Pages:
 
 _FLIP = bytes(255 - b for b in range(256))
 NORMAL, INVERTED = 0xA6, 0xA7  # the glass shows memory as it is, or every pixel flipped
+DISPLAYON = 0xAF
 POLARITY = TRANSACTION + 1  # what switching between them costs on the bus
 
 
@@ -172,6 +173,22 @@ class _Wire:
         self.serial.cleanup()
 
 
+def _setup(init: list[Write]) -> list[Write]:
+    """luma's init sequence without its blank frame (the window it opens and the data) and
+    without lighting the glass: the first frame after a start is whole anyway, and the glass
+    is lit once it is in, never showing noise or a stale memory."""
+    setup: list[Write] = []
+    for kind, args in init:
+        if kind == "data":
+            if setup and setup[-1][0] == "command":
+                setup.pop()  # the window the blank frame was written to
+        else:
+            setup.append((kind, args))
+    if setup and setup[-1] == ("command", (DISPLAYON,)):
+        setup.pop()
+    return setup
+
+
 class LumaPanel:
     """The OLED for the whole run: one I2C interface, one luma driver, made once.
 
@@ -189,6 +206,7 @@ class LumaPanel:
         self._init: list[Write] = []
         self._ram: Pages | None = None  # what the controller's memory holds, if known
         self._inverted = False  # whether the glass shows that memory flipped
+        self._lit = False  # whether the glass is on
         self.sent = 0  # bytes the last frame put on the Pi's bus
 
     def start(self) -> None:
@@ -199,12 +217,15 @@ class LumaPanel:
             port, address = self._parts.i2c_port, self._parts.i2c_address
             self._wire = _Wire(i2c(bus=self._bus, port=port, address=address))
         if self._device is None:
-            self._wire.recording = self._init
+            recorded: list[Write] = []
+            self._wire.recording = recorded
             try:
                 self._device = DRIVERS[self._parts.display](self._wire, rotate=self._parts.rotate)
             finally:
                 self._wire.recording = None
-        self._ram, self._inverted = None, False  # luma's init sequence leaves the glass normal
+            self._init = _setup(recorded)
+        # The init leaves the glass dark and normal, its memory unknown (noise at power-on).
+        self._ram, self._inverted, self._lit = None, False, False
         for kind, args in self._init:
             getattr(self._wire.serial, kind)(*args)
 
@@ -217,6 +238,10 @@ class LumaPanel:
         if inverted != self._inverted:
             self._device.command(INVERTED if inverted else NORMAL)
             self._inverted = inverted
+        if not self._lit:  # the first frame is in: light the glass
+            self._device.command(DISPLAYON)
+            self._lit = True
+            self.sent += TRANSACTION + 1
         self._ram = ram
 
     def _cheapest(self, frame: Pages, old: Pages | None) -> tuple[int, Pages, bool, list[Window]]:
@@ -233,10 +258,9 @@ class LumaPanel:
         return best
 
     def blank(self) -> None:
-        self._ram, self._inverted = None, False
-        self._device.command(NORMAL)
-        self._device.clear()
+        """The glass dark at once (its memory is rewritten whole by the next start)."""
         self._device.hide()
+        self._lit = False
 
     def close(self) -> None:
         if self._wire is not None:
