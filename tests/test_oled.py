@@ -269,3 +269,15 @@ def test_the_glass_lights_with_the_first_frame_and_blanks_at_once(kind: str) -> 
     before = bus.pi_bytes
     panel.blank()
     assert bus.visible() == DARK and bus.pi_bytes - before == 3
+
+
+def test_changes_far_apart_are_sent_as_separate_boxes() -> None:
+    """Two 1-pixel lines down the screen's edges: two 8-page boxes, 1 column each (36 bytes),
+    not one box over the whole screen (1,034) nor 16 runs (176)."""
+    glass = Glass("ssd1306")
+    assert glass.show(Image.new("1", (128, 64)))
+    edges = Image.new("1", (128, 64))
+    ImageDraw.Draw(edges).line([(0, 0), (0, 63)], fill=1)
+    ImageDraw.Draw(edges).line([(127, 0), (127, 63)], fill=1)
+    assert glass.show(edges)
+    assert glass.panel.sent == 2 * (2 + 6 + 2 + 8)

@@ -5,7 +5,8 @@ The bus is the cost: a full frame is 1,034 bytes on the Pi's I2C bus (23 ms at 4
 93 ms at 100 kHz), during which the loop cannot flash the LED, while a clock tick
 changes a few digits. So each frame is compared with what the controller's memory
 holds, and only the changed bytes are sent, in whichever shape costs the fewest bytes
-on the wire: one box (SSD1306's column and page window), or a run of columns per page.
+on the wire: boxes over bands of pages (SSD1306's column and page window), or runs of
+columns per page (SH1106).
 After a start or any failed write, the memory is unknown and the next frame is whole.
 
 Frames are packed by Pillow, not pixel by pixel in Python as luma does: transposing
@@ -37,20 +38,39 @@ def pages(image: Image.Image) -> Pages:
     return [columns[page::count] for page in range(count)]
 
 
-def runs(new: Pages, old: Pages, overhead: int) -> list[Run]:
-    """The columns that differ, page by page; two runs closer than `overhead` bytes (what
-    starting a new run costs) are sent as one."""
-    out: list[Run] = []
-    for page, (a, b) in enumerate(zip(new, old, strict=True)):
-        if a == b:
-            continue
-        xor = (int.from_bytes(a) ^ int.from_bytes(b)).to_bytes(len(a))
-        for m in _CHANGED.finditer(xor):
-            first, last = m.start(), m.end() - 1
-            if out and out[-1][0] == page and first - out[-1][2] - 1 < overhead:
-                first = out.pop()[1]
-            out.append((page, first, last))
+def spans(changed: bytes, overhead: int, height: int = 1) -> list[tuple[int, int]]:
+    """The columns where `changed` is not zero, as (first, last) spans; two spans whose gap
+    costs less to send (`height` bytes a column) than starting another span (`overhead`)
+    are one. Each gap is decided alone, so the total is the least possible."""
+    out: list[tuple[int, int]] = []
+    for m in _CHANGED.finditer(changed):
+        first, last = m.start(), m.end() - 1
+        if out and (first - out[-1][1] - 1) * height < overhead:
+            first = out.pop()[0]
+        out.append((first, last))
     return out
+
+
+def differences(new: Pages, old: Pages) -> list[int]:
+    """Each page's changed bits, as one number (the first column the highest byte)."""
+    return [int.from_bytes(a) ^ int.from_bytes(b) for a, b in zip(new, old, strict=True)]
+
+
+def changed_bytes(new: Pages, old: Pages) -> int:
+    """How many bytes differ: what any plan must send at least."""
+    width = len(new[0])
+    return sum(width - x.to_bytes(width).count(0) for x in differences(new, old))
+
+
+def runs(new: Pages, old: Pages, overhead: int) -> list[Run]:
+    """The columns that differ, page by page, in spans (see `spans`)."""
+    width = len(new[0])
+    return [
+        (page, first, last)
+        for page, changed in enumerate(differences(new, old))
+        if changed
+        for first, last in spans(changed.to_bytes(width), overhead)
+    ]
 
 
 def wire_bytes(commands: int, data: int) -> int:
@@ -93,20 +113,33 @@ class SSD1306(ssd1306):
         self.send(frame, self.plan(frame, None))
 
     def plan(self, new: Pages, old: Pages | None) -> list[Window]:
-        """The writes that take the memory from `old` (None: unknown) to `new`: one window
-        around every change, or one per run of changed columns, whichever costs less."""
+        """The writes that take the memory from `old` (None: unknown) to `new`, in the
+        fewest bytes over every way of cutting the pages into bands, each band written as
+        boxes around its changed columns. One band over every change is the single box;
+        bands of one page are runs per page; two bands side by side catch changes far
+        apart (a dot moving, the two edges of the screen)."""
         if old is None:
             return [Window(0, len(new) - 1, 0, len(new[0]) - 1)]
-        per_run = [
-            Window(page, page, first, last)
-            for page, first, last in runs(new, old, self.SEEK + 2 * TRANSACTION)
-        ]
-        if not per_run:
-            return []
-        box = Window(
-            per_run[0].p0, per_run[-1].p1, min(w.c0 for w in per_run), max(w.c1 for w in per_run)
-        )
-        return [box] if self.cost([box]) <= self.cost(per_run) else per_run
+        changed, width = differences(new, old), len(new[0])
+        best: list[tuple[int, list[Window]]] = [(0, [])]  # the best plan for pages < p
+        for last, bits in enumerate(changed):
+            if not bits:
+                best.append(best[last])
+                continue
+            options, union = [], 0
+            for first in range(last, -1, -1):  # bands that start and end on a change
+                union |= changed[first]
+                if changed[first]:
+                    boxes = self._boxes(first, last, union.to_bytes(width))
+                    cost, plan = best[first]
+                    options.append((cost + self.cost(boxes), plan + boxes))
+            best.append(min(options, key=lambda option: option[0]))
+        return best[-1][1]
+
+    def _boxes(self, p0: int, p1: int, changed: bytes) -> list[Window]:
+        height = p1 - p0 + 1
+        spanned = spans(changed, self.SEEK + 2 * TRANSACTION, height)
+        return [Window(p0, p1, c0, c1) for c0, c1 in spanned]
 
     def cost(self, windows: list[Window]) -> int:
         return sum(wire_bytes(self.SEEK, w.size) for w in windows)
@@ -248,10 +281,14 @@ class LumaPanel:
         """The frame as it is, or its inverse with the glass flipped (a screen that turns
         mostly white, SOLD!, then costs a fraction of the bytes): whichever costs less."""
         ways = [(frame, False)] if old is None else [(frame, False), (inverse(frame), True)]
+        ways.sort(key=lambda way: way[1] != self._inverted)  # as the glass is: usually best
         best: tuple[int, Pages, bool, list[Window]] | None = None
         for ram, inverted in ways:
+            flip = POLARITY * (inverted != self._inverted)
+            if best is not None and old is not None and flip + changed_bytes(ram, old) >= best[0]:
+                continue  # its data alone costs more: not worth planning
             plan = self._device.plan(ram, old)
-            cost = self._device.cost(plan) + POLARITY * (inverted != self._inverted)
+            cost = self._device.cost(plan) + flip
             if best is None or cost < best[0]:
                 best = (cost, ram, inverted, plan)
         assert best is not None
