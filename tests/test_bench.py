@@ -62,3 +62,19 @@ def test_the_readmes_figures_table_is_the_benchs() -> None:
     assert [(name, float(target)) for name, target in rows] == [
         (name, float(target)) for name, target in TARGETS.items()
     ]
+
+
+def test_the_device_report_says_what_it_cannot_measure(monkeypatch) -> None:
+    """No display configured, or pins that do not open (off a Pi, or held by the
+    service): a line saying so, not a traceback."""
+    from gpiozero.exc import BadPinFactory
+
+    from cityunit.bench import device
+    from cityunit.config import Config, Parts
+
+    def no_pins(*args: object, **kw: object) -> None:
+        raise BadPinFactory("Unable to load any default pin factory!")
+
+    monkeypatch.setattr(device, "Parts", no_pins)
+    text = device.report(Config(parts=Parts(display="none")), bus=object())
+    assert "display: none configured" in text and "pins: cannot open (BadPinFactory" in text

@@ -17,6 +17,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from gpiozero.exc import GPIOPinInUse, GPIOZeroError
 from luma.core.error import Error as LumaError
 
 from cityunit import __version__
@@ -59,6 +60,8 @@ def _line(name: str, values: list[float], unit: str = "ms") -> str:
 
 def frames(config: Config, bus: Any = None) -> list[str]:
     """Each kind of frame: bus time on the real panel (`bus`: another), bytes on a recorder."""
+    if config.parts.display == "none":
+        return ["  display: none configured (display.driver): no frame figures"]
     recorder = BusRecorder()
     panel, counted = LumaPanel(config.parts, bus=bus), LumaPanel(config.parts, bus=recorder)
     try:
@@ -90,7 +93,12 @@ def frames(config: Config, bus: Any = None) -> list[str]:
 
 def pins(config: Config) -> list[str]:
     """The LED and the buzzer, through the driver in use."""
-    with Parts(config, lambda name, level: None, pin_factory(), pwm_root()) as parts:
+    try:
+        opened = Parts(config, lambda name, level: None, pin_factory(), pwm_root())
+    except (GPIOZeroError, OSError) as e:
+        hint = "is the service stopped?" if isinstance(e, GPIOPinInUse) else "on a Pi?"
+        return [f"  pins: cannot open ({type(e).__name__}: {e}; {hint}): no pin figures"]
+    with opened as parts:
         driver = ", ".join(parts.hardware_pwm) or "none"
 
         def blink() -> None:
