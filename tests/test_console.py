@@ -108,7 +108,7 @@ def table_names(heading: str) -> set[str]:
 
 
 def test_every_event_is_documented_and_every_documented_event_exists() -> None:
-    assert table_names("Events") == {str(kind) for kind in EventKind}
+    assert table_names("Events") == {str(kind) for kind in EventKind} | {"dropped"}
 
 
 def test_every_state_key_is_documented() -> None:
@@ -137,8 +137,9 @@ def test_a_served_console_closes_with_the_board() -> None:
         assert b'"hour.start"' in got
     os.close(client)
     assert served.closed and not served._out.is_alive()
+    assert link.closed
     with pytest.raises(OSError):
-        os.fstat(link.read_fd)  # the pty is closed
+        os.fstat(link._master)  # the pty is closed
 
 
 @given(
@@ -151,3 +152,58 @@ def test_event_lines_are_the_json_modules_bytes(kind, t, level, hz) -> None:
     data = {"level": level} if kind is EventKind.LED else {"hz": hz}
     event = Event(t, kind, data)
     assert event_json(event) == json.dumps(event.as_dict(), separators=(",", ":"))
+
+
+# ----- strict parsing -------------------------------------------------------------------
+
+
+def replies_to(*lines: bytes, simulator: bool = True) -> list[str]:
+    out: list[str] = []
+    with SimBoard(Config(), VirtualClock(), seed=1) as board:
+        session = Session(board.runtime, out.append, simulator=simulator)
+        for line in lines:
+            session.receive(line)
+    return [r for r in out if not r.startswith("EVT ")]
+
+
+@given(cut=st.integers(0, MAX_LINE + 2), ending=st.sampled_from([b"\n", b"\r\n"]))
+def test_a_full_length_line_is_taken_wherever_the_reads_split_it(cut: int, ending: bytes) -> None:
+    line = b"PING" + b" " * (MAX_LINE - 4)
+    data = line + ending + b"PING\n"
+    reader = LineReader()
+    out = [*reader.feed(data[:cut]), *reader.feed(data[cut:])]
+    assert out == [line, b"PING"]
+    too_long = LineReader()
+    assert isinstance([*too_long.feed(b"x" * (MAX_LINE + 1)), *too_long.feed(ending)][0], TooLong)
+
+
+def test_blank_lines_get_no_reply_and_only_ascii_spaces_and_tabs_separate_words() -> None:
+    assert replies_to(b"", b"  \t ", b"PING") == ["OK PONG"]
+    assert replies_to(b"\tPING  \t", b"SWITCH \t ON") == ["OK PONG", "OK"]
+    for line in ("SWITCH\u3000ON", "\u3000", "\u2028", "PING\x0b", "p\u0131ng"):
+        (reply,) = replies_to(line.encode())
+        assert reply.startswith("ERR unknown-command "), (line, reply)
+
+
+@pytest.mark.parametrize(
+    "number", ["1_000", "+5", "-0", "\u0661\u0662", "\uff11\uff12", "5.0", " "]
+)
+def test_numbers_are_ascii_digits_only(number: str) -> None:
+    for command in (f"ADVANCE {number}", f"HOLD AUCTION {number}", f"SEED {number}"):
+        (reply,) = replies_to(command.encode())
+        assert reply.startswith("ERR bad-argument"), (command, reply)
+    assert replies_to(b"ADVANCE 0010", b"SEED 18446744073709551615") == ["OK", "OK"]
+
+
+def test_every_command_checks_its_arguments() -> None:
+    for line in (b"HELP x", b"PING x", b"VERSION 1", b"STATE now", b"SETTINGS all"):
+        (reply,) = replies_to(line)
+        assert reply.startswith("ERR bad-argument usage:"), (line, reply)
+
+
+def test_echoed_words_cannot_reach_the_clients_terminal() -> None:
+    (reply,) = replies_to("\x1b[2J\x07bogus\x9b\u202e".encode())
+    assert reply.startswith("ERR unknown-command \\x1b[2J\\x07bogus")
+    assert all(" " <= c <= "~" for c in reply)
+    (reply,) = replies_to(b"SET \x1b]0;pwned\x07 on")
+    assert reply.startswith("ERR bad-argument unknown setting \\x1b]0;pwned\\x07")

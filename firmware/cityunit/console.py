@@ -9,6 +9,7 @@ thread, through the same paths as the buttons.
 from __future__ import annotations
 
 import json
+import re
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -22,6 +23,9 @@ from cityunit.runtime import Runtime
 MAX_LINE = 256
 MAX_HOLD_MS = 600_000
 MAX_ADVANCE_MS = 7 * 24 * 3_600_000
+MAX_SEED = 2**64 - 1
+_SPACE = re.compile(r"[ \t]+")  # words are separated by ASCII spaces and tabs, nothing else
+_DIGITS = re.compile(r"[0-9]+")
 
 
 # Encoders made once: json.dumps with options builds a new one on every call.
@@ -64,7 +68,7 @@ class LineReader:
         while True:
             end = self._buf.find(b"\n")
             if end < 0:
-                if len(self._buf) > MAX_LINE:
+                if len(self._buf) > MAX_LINE + 1:  # room for the \r of a CRLF still to come
                     self._overflow = True
                     del self._buf[:]
                 return
@@ -79,18 +83,39 @@ class LineReader:
                 yield line
 
 
+def blank(line: bytes | TooLong) -> bool:
+    """A line of nothing but ASCII spaces and tabs: ignored, with no reply."""
+    return isinstance(line, bytes) and not line.strip(b" \t")
+
+
+def shown(word: str) -> str:
+    """A client's word, safe to echo back: at most 32 characters, anything but printable
+    ASCII escaped (an ESC or a BEL must not reach the client's terminal)."""
+    return "".join(c if " " <= c <= "~" else ascii(c)[1:-1] for c in word[:32])
+
+
+def _upper(word: str) -> str:
+    """Case-insensitive in ASCII only: in Unicode, a dotless i upper-cases to I."""
+    return word.upper() if word.isascii() else word
+
+
+def _lower(word: str) -> str:
+    return word.lower() if word.isascii() else word
+
+
 def _button(word: str) -> Button:
     try:
-        return Button(word.lower())
+        return Button(_lower(word))
     except ValueError:
         raise CommandError("bad-argument", "expected AUCTION or BUILD") from None
 
 
 def _int(word: str, lo: int, hi: int, what: str) -> int:
-    try:
-        value = int(word)
-    except ValueError:
-        raise CommandError("bad-argument", f"{what} must be a whole number") from None
+    """ASCII digits only: Python's int() would take "1_000", "+5", "-0" and other scripts'
+    digits."""
+    if not _DIGITS.fullmatch(word):
+        raise CommandError("bad-argument", f"{what} must be a whole number (digits 0-9)")
+    value = int(word)
     if not lo <= value <= hi:
         raise CommandError("bad-argument", f"{what} must be between {lo} and {hi}")
     return value
@@ -123,9 +148,18 @@ class Session:
             "SET": self._set,
         }
 
-    def close(self) -> None:
+    def close(self) -> int:
+        """No more events; the lines still waiting are dropped: how many."""
         if self._event in self.runtime.listeners:
             self.runtime.listeners.remove(self._event)
+        dropped = len(self._pending)
+        self._pending.clear()
+        return dropped
+
+    @property
+    def idle(self) -> bool:
+        """Every line received is answered (none waits behind a HOLD)."""
+        return not self._pending and not self._busy
 
     @property
     def virtual(self) -> bool:
@@ -155,13 +189,13 @@ class Session:
         except UnicodeDecodeError:
             self._reply("ERR bad-argument not UTF-8 text")
             return
-        words = text.split()
-        if not words:
+        words = _SPACE.split(text.strip(" \t"))
+        if words == [""]:
             return
-        name, args = words[0].upper(), words[1:]
+        name, args = _upper(words[0]), words[1:]
         command = self.commands.get(name)
         if command is None:
-            self._reply(f"ERR unknown-command {name[:32]!s}; try HELP")
+            self._reply(f"ERR unknown-command {shown(words[0])}; try HELP")
             return
         try:
             payload = command(args)
@@ -195,6 +229,7 @@ class Session:
         return f"OK {__version__}"
 
     def _help(self, args: list[str]) -> str:
+        self._arity(args, 0, "HELP")
         return "OK " + " ".join(self.commands)
 
     def _press(self, args: list[str]) -> str:
@@ -230,7 +265,7 @@ class Session:
 
     def _switch(self, args: list[str]) -> str:
         self._arity(args, 1, "SWITCH ON|OFF")
-        word = args[0].upper()
+        word = _upper(args[0])
         if word not in ("ON", "OFF"):
             raise CommandError("bad-argument", "expected ON or OFF")
         self.runtime.unit.switch(word == "ON", self.runtime.unit.now)
@@ -246,7 +281,7 @@ class Session:
 
     def _events(self, args: list[str]) -> str:
         self._arity(args, 1, "EVENTS ON|OFF")
-        word = args[0].upper()
+        word = _upper(args[0])
         if word not in ("ON", "OFF"):
             raise CommandError("bad-argument", "expected ON or OFF")
         self.runtime.settle()  # events from before the switch are not shown after it
@@ -273,11 +308,11 @@ class Session:
 
     def _set(self, args: list[str]) -> str:
         self._arity(args, 2, "SET <name> <value>")
-        name, choice = args[0].lower(), args[1].lower()
+        name, choice = _lower(args[0]), _lower(args[1])
         setting = settings.BY_NAME.get(name)
         if setting is None:
             known = ", ".join(settings.BY_NAME)
-            raise CommandError("bad-argument", f"unknown setting {name[:32]}; settings: {known}")
+            raise CommandError("bad-argument", f"unknown setting {shown(name)}; settings: {known}")
         if choice not in setting.choices:
             allowed = ", ".join(setting.choices)
             raise CommandError("bad-argument", f"{name} is one of: {allowed}")
@@ -288,9 +323,5 @@ class Session:
         self._arity(args, 1, "SEED <int>")
         if not self.simulator:
             raise CommandError("not-allowed", "SEED is for the simulator only")
-        try:
-            seed = int(args[0])
-        except ValueError:
-            raise CommandError("bad-argument", "the seed must be a whole number") from None
-        self.runtime.unit.reseed(seed)
+        self.runtime.unit.reseed(_int(args[0], 0, MAX_SEED, "the seed"))
         return "OK"

@@ -54,6 +54,8 @@ class Inbox:
             os.set_blocking(fd, False)
         self.closed = False
         self._sleepy = False  # the loop found nothing and is going to sleep
+        # A stop signal came: whoever waits on a client (the console's last lines) gives up.
+        self.signalled = threading.Event()
 
     def put(self, item: Work) -> None:
         self._items.put(item)
@@ -111,7 +113,12 @@ def stop_on_signals(stop: Callable[[], None], inbox: Inbox) -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    before = {sig: signal.signal(sig, lambda signum, frame: stop()) for sig in STOP_SIGNALS}
+
+    def handle(signum: int, frame: object) -> None:
+        inbox.signalled.set()
+        stop()
+
+    before = {sig: signal.signal(sig, handle) for sig in STOP_SIGNALS}
     wake_before = signal.set_wakeup_fd(inbox.wake_fd, warn_on_full_buffer=False)
     try:
         yield

@@ -1,24 +1,37 @@
 """The console's byte links (stdio, a pty, a serial port) and the threads that serve them.
 
 A reader thread turns bytes into lines and hands each to the loop thread; a writer
-thread owns the output, so a slow or absent client can never stall the unit's light
-and sound. On the real clock a full outbox drops lines (and says so); on the virtual
-clock nothing is time-critical, so it waits instead.
+thread owns the output. Nothing is dropped and nothing grows without bound:
+
+- At most IN_FLIGHT lines are in the unit unanswered; past that the reader stops
+  reading, so a client that sends faster than it reads is held back by the kernel's
+  buffers, not by the unit's memory. Every reply is sent.
+- Event lines a client has not yet taken are bounded too (EVENTS_BEHIND). On the real
+  clock the unit never waits for a client: events past the bound are dropped and an
+  `EVT {"event":"dropped","count":N}` line says how many. On the virtual clock time
+  stands still, so the loop waits for the client instead (a stop signal ends the wait).
+- A pty client that hangs up leaves nothing for the next one: its partial line and the
+  replies it did not read are discarded.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import os
-import queue
+import select
+import termios
 import threading
+import time
 import tty
+from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Protocol
 
-from cityunit.console import LineReader, Session
+from cityunit.console import LineReader, Session, TooLong, blank
 from cityunit.inbox import Input
 from cityunit.runtime import Runtime
 
@@ -27,22 +40,30 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-OUTBOX = 4096
+IN_FLIGHT = 32  # lines received and not yet answered, before the link stops reading
+EVENTS_BEHIND = 4096  # event lines queued for a client that has not taken them
+CHUNK = 256  # lines in one write, at most
+GRACE_S = 1.0  # after a stop signal, how long the last lines may take to leave
+
+
+class HungUp(Exception):
+    """The client went away (a pty's other end closed); the link waits for the next."""
 
 
 class Link(Protocol):
     def read(self) -> bytes:
-        """Some bytes, blocking; b"" at the end."""
+        """Some bytes, blocking; b"" at the end; HungUp when a client left."""
         ...
 
-    def write(self, data: bytes) -> None: ...
+    def write(self, data: bytes) -> None:
+        """All of `data`, blocking; HungUp if the client left."""
 
     def close(self) -> None:
         """Release what it holds (idempotent)."""
 
 
 class FdLink:
-    """Two file descriptors: stdin/stdout (not ours to close), or a pty master."""
+    """Two file descriptors: stdin/stdout (not ours to close)."""
 
     def __init__(self, read_fd: int, write_fd: int) -> None:
         self.read_fd, self.write_fd = read_fd, write_fd
@@ -62,24 +83,86 @@ class FdLink:
             view = view[os.write(self.write_fd, view) :]
 
 
-class PtyLink(FdLink):
-    """A pseudo-terminal: clients open `path` as they would a serial port."""
+class PtyLink:
+    """A pseudo-terminal: clients open `path` as they would a serial port, one after another.
+
+    While no client is there, the link holds the pty's other end itself, so that reading
+    waits instead of failing. Once a client writes, the link lets go of it: when the
+    client closes the pty, reading fails with EIO, which is how its leaving is seen.
+    """
 
     def __init__(self) -> None:
-        master, self._slave = os.openpty()
-        tty.setraw(self._slave)  # no echo, no line editing: bytes as sent
-        self.path = os.ttyname(self._slave)
-        super().__init__(master, master)
-        self._fds = [master, self._slave]
+        self._master, slave = os.openpty()
+        tty.setraw(slave)  # no echo, no line editing: bytes as sent
+        self.path = os.ttyname(slave)
+        self._held: int | None = slave
+        os.set_blocking(self._master, False)
+        self._wake, self._waker = os.pipe()  # close() wakes a read waiting in select
+        self.connected = False  # a client is there (it wrote), so output goes to it
+        self.closed = False
+        self._lock = threading.Lock()  # a write never lands between a hang-up and its flush
+
+    def read(self) -> bytes:
+        while True:
+            with contextlib.suppress(OSError):  # interrupted, or closed under it
+                select.select([self._master, self._wake], [], [])
+            if self.closed:
+                for fd in (self._wake, self._waker):
+                    os.close(fd)
+                return b""
+            try:
+                data = os.read(self._master, 4096)
+            except BlockingIOError:
+                continue
+            except OSError as e:
+                if e.errno != errno.EIO:
+                    return b""
+                self._hang_up()
+                raise HungUp from None
+            if data and not self.connected:
+                self.connected = True
+                self._let_go()
+            return data
+
+    def _hang_up(self) -> None:
+        """The client left: what it did not read is discarded; hold the pty for the next."""
+        with self._lock, contextlib.suppress(OSError):
+            self.connected = False
+            termios.tcflush(self._master, termios.TCOFLUSH)
+        with contextlib.suppress(OSError):
+            self._held = os.open(self.path, os.O_RDWR | os.O_NOCTTY)
+
+    def _let_go(self) -> None:
+        held, self._held = self._held, None
+        if held is not None:
+            os.close(held)
+
+    def write(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            try:
+                with self._lock:
+                    if not self.connected:
+                        raise HungUp  # nobody to read it
+                    view = view[os.write(self._master, view) :]
+            except BlockingIOError:  # the client is not reading: wait, and see if it left
+                select.select([], [self._master], [], 0.1)
+            except OSError:
+                raise HungUp from None
 
     def close(self) -> None:
-        while self._fds:
-            with contextlib.suppress(OSError):
-                os.close(self._fds.pop())
+        if self.closed:
+            return
+        self.closed = True
+        os.write(self._waker, b"\0")  # the reader closes the pipe as it leaves
+        self._let_go()
+        os.close(self._master)
 
 
 class SerialLink:
-    """A pyserial port (a Pi's UART or USB gadget, or loop:// in tests)."""
+    """A pyserial port (a Pi's UART or USB gadget, or loop:// in tests). A serial line
+    does not say when a client leaves: a new client may find a partial line waiting, which
+    one newline clears (an empty line gets no reply)."""
 
     def __init__(self, port: serial.Serial) -> None:
         self.port = port
@@ -88,25 +171,40 @@ class SerialLink:
         return bytes(self.port.read(max(1, self.port.in_waiting)))
 
     def write(self, data: bytes) -> None:
-        self.port.write(data)
+        self.port.write(data)  # blocks while the host does not read: the reader then waits
 
     def close(self) -> None:
+        for cancel in ("cancel_write", "cancel_read"):  # a blocked write or read returns
+            with contextlib.suppress(Exception):
+                getattr(self.port, cancel)()
         self.port.close()
 
 
 def open_serial(url: str, baudrate: int) -> SerialLink:
     import serial
 
-    # A short write timeout: a host that stopped reading must not block the writer forever.
-    return SerialLink(serial.serial_for_url(url, baudrate=baudrate, timeout=None, write_timeout=1))
+    return SerialLink(
+        serial.serial_for_url(url, baudrate=baudrate, timeout=None, write_timeout=None)
+    )
+
+
+@dataclass(frozen=True)
+class _Chunk:
+    """Lines for the writer: how many replies and events, and for which client."""
+
+    data: bytes
+    replies: int
+    events: int
+    client: int
 
 
 class Served:
-    """The protocol served on one link: a reader thread, a writer thread, one Session.
+    """The protocol served on one link: a reader thread, a writer thread, one Session per
+    client. `close()` (or leaving `with`) sends what is queued, stops the writer and
+    closes the link; after a stop signal it gives the last lines GRACE_S to leave.
 
-    Lines are sent in batches: all the events of one step, or a reply with the events
-    before it, leave in one write. `close()` (or leaving `with`) sends what is queued
-    (waiting a little), stops the writer and closes the link.
+    Lines leave in batches: the events of one step, or a reply with the events before it,
+    in one write. `on_end` is told once the input has ended and every line is answered.
     """
 
     def __init__(
@@ -119,15 +217,23 @@ class Served:
         self.runtime = runtime
         self.link = link
         self.on_end = on_end
+        self._simulator = simulator
         self._virtual = runtime.clock.virtual
+        self._cond = threading.Condition()  # guards the counts the threads share
+        self._chunks: deque[_Chunk] = deque()
+        self._events_queued = 0  # event lines in _chunks
+        self._in_flight = 0  # lines handed to the loop whose reply is not yet out
+        self._client = 0  # which client is there: one more after each hang-up
+        self._stopping = False
+        # The loop thread's own: the batch being made, and events a client fell behind on.
         self._batch: list[str] = []
-        self._outbox: queue.SimpleQueue[bytes | threading.Event | None] = queue.SimpleQueue()
-        self._sent = 0  # lines handed to the writer (loop thread only)
-        self._written = 0  # lines it wrote (writer thread only)
+        self._batch_replies = self._batch_events = 0
+        self._batch_client = 0
         self._dropped = 0
+        self._ended = False
         self.closed = False
-        self.session = Session(runtime, self._write, simulator)
-        runtime.after_step.append(self._flush)
+        self.session = self._new_session()
+        runtime.after_step.append(self._step_done)
         self._out = threading.Thread(target=self._writer, name="console-out", daemon=True)
         self._out.start()
         threading.Thread(target=self._reader, name="console-in", daemon=True).start()
@@ -138,71 +244,175 @@ class Served:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def close(self, timeout: float = 2.0) -> None:
-        """Loop thread (or after it ended). Idempotent."""
-        if self.closed:
-            return
-        self.closed = True
-        self.flush(timeout)
-        self.runtime.after_step.remove(self._flush)
-        self.session.close()
-        self._outbox.put(None)
-        self._out.join(timeout)
-        self.link.close()
+    def _new_session(self) -> Session:
+        return Session(self.runtime, partial(self._line, self._client), self._simulator)
 
-    def _write(self, text: str) -> None:
-        """Loop thread: queue one line; the batch leaves at the end of the loop's step."""
-        self._batch.append(text)
+    # ----- the loop thread -------------------------------------------------------------
 
-    def _flush(self) -> None:
-        if not self._batch:
+    def _line(self, client: int, text: str) -> None:
+        """One line from the session of `client`: batched, bounded, or dropped."""
+        reply = not text.startswith("EVT ")
+        if client != self._client:  # that client left: nobody to tell
+            if reply:
+                self._answered(1)
             return
-        lines, self._batch = self._batch, []
-        if not self._virtual and self._sent - self._written > OUTBOX:
-            self._dropped += len(lines)
-            if self._dropped == len(lines):
-                log.warning("console client is not reading: dropping lines")
+        if not reply and not self._room_for_event():
+            self._dropped += 1
             return
         if self._dropped:
-            log.info("console client reading again after %d dropped lines", self._dropped)
-            self._dropped = 0
-        self._sent += len(lines)
-        self._outbox.put(("\n".join(lines) + "\n").encode())
+            count, self._dropped = self._dropped, 0
+            log.warning("console client fell behind: %d events dropped", count)
+            now = self.runtime.unit.now
+            self._add(f'EVT {{"t_ms":{now},"event":"dropped","count":{count}}}', False, client)
+        self._add(text, reply, client)
 
-    def _writer(self) -> None:
-        while True:
-            data = self._outbox.get()
-            if data is None:
-                return
-            if isinstance(data, threading.Event):
-                data.set()
-                continue
-            try:
-                self.link.write(data)
-            except Exception as e:  # a client gone away must not stop the unit
-                log.debug("console write failed: %s", e)
-            self._written += data.count(b"\n")
+    def _add(self, text: str, reply: bool, client: int) -> None:
+        if self._batch and client != self._batch_client:
+            self._flush()
+        self._batch.append(text)
+        self._batch_client = client
+        self._batch_replies += reply
+        self._batch_events += not reply
+        if len(self._batch) >= CHUNK:
+            self._flush()
+
+    def _room_for_event(self) -> bool:
+        """Whether one more event line may be queued. The real clock never waits for a
+        client (past the bound, events are dropped); the virtual clock does, since time
+        stands still, unless a stop signal came."""
+        behind = self._dropped and not self._virtual  # once behind: until half caught up
+        limit = EVENTS_BEHIND // 2 if behind else EVENTS_BEHIND
+        with self._cond:
+            if self._events_queued + self._batch_events < limit:
+                return True
+        if not self._virtual:
+            return False
+        self._flush()
+        signalled = self.runtime.inbox.signalled
+        with self._cond:
+            while self._events_queued >= EVENTS_BEHIND // 2 and not signalled.is_set():
+                self._cond.wait(0.1)
+            return not signalled.is_set()
+
+    def _flush(self) -> None:
+        """The batch to the writer."""
+        if not self._batch:
+            return
+        chunk = _Chunk(
+            ("\n".join(self._batch) + "\n").encode(),
+            self._batch_replies, self._batch_events, self._batch_client,
+        )  # fmt: skip
+        self._batch, self._batch_replies, self._batch_events = [], 0, 0
+        with self._cond:
+            self._chunks.append(chunk)
+            self._events_queued += chunk.events
+            self._cond.notify_all()
+
+    def _step_done(self) -> None:
+        self._flush()
+        self._end_if_answered()
+
+    def _end_if_answered(self) -> None:
+        if self._ended and self.session.idle and self.on_end is not None:
+            on_end, self.on_end = self.on_end, None
+            on_end()
+
+    def _input_ended(self) -> None:
+        self._ended = True
+        self._end_if_answered()
+
+    def _hung_up(self) -> None:
+        """The client left (its lines before this were all handled): the next one starts
+        afresh, with events off and nothing of the last one's waiting."""
+        self._flush()
+        self._answered(self.session.close())
+        self._dropped = 0
+        self.session = self._new_session()
+        log.info("console client left")
+
+    def _receive(self, line: bytes | TooLong, t: int, present: int) -> None:
+        self.session.receive(line, t, present)
+
+    # ----- the other threads -----------------------------------------------------------
+
+    def _answered(self, n: int) -> None:
+        if n:
+            with self._cond:
+                self._in_flight -= n
+                self._cond.notify_all()
 
     def _reader(self) -> None:
         lines = LineReader()
         while True:
             try:
                 data = self.link.read()
+            except HungUp:
+                lines = LineReader()  # the partial line it left is gone
+                with self._cond:
+                    self._client += 1
+                self.runtime.call(self._hung_up)
+                continue
             except Exception as e:
                 log.error("console read failed: %s", e)
                 data = b""
             if not data:
                 break
             for line in lines.feed(data):
-                self.runtime.inbox.put(
-                    Input(self.runtime.clock.now_ms(), partial(self.session.receive, line))
-                )
-        if self.on_end is not None:
-            self.runtime.call(self.on_end)
+                if blank(line):
+                    continue
+                with self._cond:  # too many unanswered: stop reading until some are
+                    while self._in_flight >= IN_FLIGHT and not self._stopping:
+                        self._cond.wait()
+                    if self._stopping:
+                        return
+                    self._in_flight += 1
+                now = self.runtime.clock.now_ms()
+                self.runtime.inbox.put(Input(now, partial(self._receive, line)))
+        self.runtime.call(self._input_ended)
 
-    def flush(self, timeout: float = 2.0) -> None:
-        """Wait (a little) for the lines already written to leave, e.g. before exiting."""
+    def _writer(self) -> None:
+        while True:
+            with self._cond:
+                while not self._chunks and not self._stopping:
+                    self._cond.wait()
+                if not self._chunks:
+                    return
+                chunk = self._chunks[0]
+                current = chunk.client == self._client
+            if current:
+                try:
+                    self.link.write(chunk.data)
+                except HungUp:
+                    pass  # the reader sees it too, and starts the next client afresh
+                except Exception as e:  # a client gone away must not stop the unit
+                    log.debug("console write failed: %s", e)
+            with self._cond:
+                self._chunks.popleft()
+                self._events_queued -= chunk.events
+                self._in_flight -= chunk.replies
+                self._cond.notify_all()
+
+    def close(self) -> None:
+        """Loop thread (or after it ended). Idempotent."""
+        if self.closed:
+            return
+        self.closed = True
         self._flush()
-        written = threading.Event()
-        self._outbox.put(written)
-        written.wait(timeout)
+        self.runtime.after_step.remove(self._step_done)
+        self.session.close()
+        with self._cond:
+            self._stopping = True
+            self._cond.notify_all()
+        signalled, deadline = self.runtime.inbox.signalled, None
+        while self._out.is_alive():  # every line out, unless a signal says stop now
+            self._out.join(0.1)
+            if signalled.is_set():
+                deadline = deadline or time.monotonic() + GRACE_S
+                if time.monotonic() > deadline:
+                    log.warning("console: %d lines not sent (stopping)", self._unsent())
+                    break
+        self.link.close()
+
+    def _unsent(self) -> int:
+        with self._cond:
+            return sum(chunk.data.count(b"\n") for chunk in self._chunks)
