@@ -128,9 +128,9 @@ class PtyLink:
         """The client left: what it did not read is discarded; hold the pty for the next."""
         with self._lock, contextlib.suppress(OSError):
             self.connected = False
-            termios.tcflush(self._master, termios.TCOFLUSH)
-        with contextlib.suppress(OSError):
+            termios.tcflush(self._master, termios.TCOFLUSH)  # on its way to the pty's end
             self._held = os.open(self.path, os.O_RDWR | os.O_NOCTTY)
+            termios.tcflush(self._held, termios.TCIFLUSH)  # and what reached it, unread
 
     def _let_go(self) -> None:
         held, self._held = self._held, None

@@ -1,0 +1,190 @@
+"""The console's links under slow, silent and departing clients: nothing dropped but what
+the protocol says, nothing that grows, nothing left for the next client."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import select
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+
+from cityunit import link as link_module
+from cityunit.clock import Clock, MonotonicClock, VirtualClock
+from cityunit.config import Config
+from cityunit.link import IN_FLIGHT, PtyLink, Served
+from cityunit_sim.board import SimBoard
+
+WAIT_S = 10  # a bound for waits on behaviour, never a sleep
+
+
+class Pipe:
+    """A link whose client is the test: lines go in with `send`; what the unit writes
+    piles up in `out`, except while `reading` is clear, when writes block."""
+
+    def __init__(self) -> None:
+        self.incoming: queue.Queue[bytes] = queue.Queue()
+        self.reading = threading.Event()
+        self.reading.set()
+        self.out = bytearray()
+        self.wrote = threading.Condition()
+
+    def send(self, *lines: str) -> None:
+        for line in lines:
+            self.incoming.put(line.encode() + b"\n")
+
+    def end(self) -> None:
+        self.incoming.put(b"")
+
+    def read(self) -> bytes:
+        return self.incoming.get()
+
+    def write(self, data: bytes) -> None:
+        self.reading.wait()
+        with self.wrote:
+            self.out += data
+            self.wrote.notify_all()
+
+    def close(self) -> None:
+        self.reading.set()
+
+    def lines(self) -> list[str]:
+        return self.out.decode().splitlines()
+
+    def wait_for(self, count: int, prefix: str = "") -> list[str]:
+        """Until `count` lines (starting with `prefix`) have been written."""
+        with self.wrote:
+            self.wrote.wait_for(
+                lambda: sum(line.startswith(prefix) for line in self.lines()) >= count, WAIT_S
+            )
+        return self.lines()
+
+
+@contextmanager
+def serving(clock: Clock, link: link_module.Link, on_end: bool = False) -> Iterator[Served]:
+    """A simulated unit serving `link`, its loop on a thread of its own."""
+    with SimBoard(Config(), clock, seed=1, observed=False) as board:
+        runtime = board.runtime
+        served = board.serve(link, simulator=True, on_end=runtime.stop if on_end else None)
+        loop = threading.Thread(target=runtime.run)
+        loop.start()
+        try:
+            yield served
+        finally:
+            runtime.stop()
+            loop.join(WAIT_S)
+
+
+def wait_until(served: Served, predicate) -> None:  # type: ignore[no-untyped-def]
+    with served._cond:
+        assert served._cond.wait_for(lambda: predicate(served), WAIT_S)
+
+
+def replies(lines: list[str]) -> list[str]:
+    return [line for line in lines if not line.startswith("EVT ")]
+
+
+@pytest.mark.parametrize("clock", [MonotonicClock, VirtualClock])
+def test_a_client_that_does_not_read_holds_the_link_back_and_loses_no_reply(clock) -> None:
+    pipe = Pipe()
+    pipe.reading.clear()
+    with serving(clock(), pipe) as served:
+        pipe.send(*["PING"] * 1_000)
+        wait_until(served, lambda s: s._in_flight >= IN_FLIGHT)
+        assert pipe.incoming.qsize() >= 1_000 - IN_FLIGHT - 1, "the rest waits in the link"
+        pipe.reading.set()
+        assert replies(pipe.wait_for(1_000)) == ["OK PONG"] * 1_000
+
+
+def test_on_the_real_clock_a_client_far_behind_is_told_how_many_events_it_missed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(link_module, "EVENTS_BEHIND", 16)
+    pipe = Pipe()
+    with serving(MonotonicClock(), pipe) as served:
+        made: list[str] = []
+        served.runtime.call(lambda: served.runtime.listeners.append(lambda e: made.append(e)))
+        pipe.send("EVENTS ON", "SWITCH ON")
+        pipe.wait_for(2)
+        pipe.reading.clear()  # it stops reading; the unit goes on
+        presses = ["PRESS AUCTION"] * 20
+        pipe.send(*presses)
+        wait_until(served, lambda s: s._in_flight == 0 or s._dropped > 0)
+        wait_until(served, lambda s: len(s._chunks) > 0)
+        pipe.reading.set()
+        pipe.send("PING")
+        lines = pipe.wait_for(23, prefix="OK")
+    events = [json.loads(line[4:]) for line in lines if line.startswith("EVT ")]
+    missed = sum(e["count"] for e in events if e["event"] == "dropped")
+    assert missed > 0, "some events were dropped, and said so"
+    assert replies(lines) == ["OK", "OK", *["OK"] * 20, "OK PONG"], "never a reply"
+    seen = [e for e in events if e["event"] != "dropped"]
+    assert len(seen) + missed == len(made)
+
+
+def test_on_the_virtual_clock_a_slow_client_gets_every_event(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(link_module, "EVENTS_BEHIND", 16)
+    pipe = Pipe()
+    with serving(VirtualClock(), pipe) as served:
+        made: list[object] = []
+        served.runtime.call(lambda: served.runtime.listeners.append(made.append))
+        pipe.reading.clear()
+        pipe.send("EVENTS ON", "SWITCH ON", "PRESS AUCTION", "ADVANCE 60000", "PING")
+        wait_until(served, lambda s: s._events_queued >= 16)  # the loop waits for it
+        pipe.reading.set()
+        lines = pipe.wait_for(1, prefix="OK PONG")
+    assert replies(lines) == ["OK"] * 4 + ["OK PONG"]
+    assert sum(line.startswith("EVT ") for line in lines) == len(made) > 16
+    assert '"dropped"' not in pipe.out.decode()
+
+
+def test_at_end_of_input_every_line_is_answered_a_pending_hold_too() -> None:
+    pipe = Pipe()
+    with serving(MonotonicClock(), pipe, on_end=True):
+        pipe.send("PING", "HOLD AUCTION 50", "PING", "STATE")
+        pipe.end()
+        lines = replies(pipe.wait_for(4))
+    assert lines[:3] == ["OK PONG", "OK", "OK PONG"] and lines[3].startswith('OK {"power"')
+
+
+class PtyClient:
+    def __init__(self, path: str) -> None:
+        self.fd = os.open(path, os.O_RDWR | os.O_NOCTTY)
+
+    def send(self, data: bytes) -> None:
+        os.write(self.fd, data)
+
+    def line(self) -> bytes:
+        got = b""
+        while not got.endswith(b"\n"):
+            assert select.select([self.fd], [], [], WAIT_S)[0], "no reply"
+            got += os.read(self.fd, 1)
+        return got
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
+@pytest.mark.parametrize("clock", [MonotonicClock, VirtualClock])
+def test_a_pty_client_that_hangs_up_leaves_nothing_for_the_next(clock) -> None:
+    link = PtyLink()
+    with serving(clock(), link) as served:
+        first = PtyClient(link.path)
+        first.send(b"EVENTS ON\n" + b"VERSION\n" * 200)
+        wait_until(served, lambda s: s.session.events)  # some answered, none read
+        first.send(b"SWITCH O")  # a partial line, then gone
+        first.close()
+        wait_until(served, lambda s: s._client == 1)
+        second = PtyClient(link.path)
+        second.send(b"PING\nSWITCH ON\nSTATE\n")
+        assert second.line() == b"OK PONG\n", "no leftover reply, no partial line"
+        assert second.line() == b"OK\n", "events are off for a new client"
+        assert second.line().startswith(b'OK {"power":"on"')
+        second.close()
+    assert link.closed
