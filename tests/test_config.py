@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import time
 import tomllib
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cityunit import config
 from cityunit.config import Config, ConfigError, load, parse
@@ -77,7 +81,12 @@ def test_valid_values_are_taken() -> None:
         ("[permit]\nodds = { 4 = 1 }", "unit.toml: permit.odds: unknown permit '4'"),
         (
             "[permit]\nodds = { 1 = -1 }",
-            "unit.toml: permit.odds: weight of '1' must be a whole number >= 0",
+            "unit.toml: permit.odds: weight of '1' must be a whole number between 0 and 1000, not -1",
+        ),
+        # A weight too large for a float: random.choices would fail at the first draw.
+        (
+            "[permit]\nodds = { 1 = 0x" + "f" * 300 + " }",
+            "unit.toml: permit.odds: weight of '1' must be a whole number between 0 and 1000, not a number too large to show",
         ),
         (
             "[permit]\nodds = { 1 = 0 }",
@@ -91,11 +100,69 @@ def test_valid_values_are_taken() -> None:
         ("[display]\nrotate = 1", "unit.toml: display.rotate: must be one of 0, 2, not 1"),
         ("[power]\nshutdown_command = 'halt'", "unit.toml: power.shutdown_command: must be a list"),
         ("game = 3", "unit.toml: game: must be a table ([game])"),
+        # Cross-field: the final phase is an auction's last final_s seconds.
+        (
+            "[auction]\nmin_s = 3\nfinal_s = 5",
+            "unit.toml: auction.final_s: 5 s is not shorter than auction.min_s (3 s)",
+        ),
+        (
+            "[auction]\nmin_s = 5",  # final_s 5: the auction would start in its final phase
+            "unit.toml: auction.final_s: 5 s is not shorter than auction.min_s (5 s)",
+        ),
+        (
+            "[auction]\nmode = 'fixed'\nfixed_s = 2\nfinal_s = 30",
+            "unit.toml: auction.final_s: 30 s is not shorter than auction.fixed_s (2 s)",
+        ),
+        (
+            "[auction]\nmin_s = 45\nfinal_s = 40",  # the menu offers a 30 s fixed auction
+            "unit.toml: auction.final_s: 40 s is not shorter than the menu's fixed auction (30 s)",
+        ),
+        (
+            "[console]\nport = '/dev/serial0'\n[pins]\nled = 14",
+            "unit.toml: pins.led: GPIO14 is the UART's TXD line, which console.port '/dev/serial0' uses",
+        ),
+        (
+            "[console]\nport = '/dev/ttyAMA0'\n[pins]\nbuild = 15",
+            "unit.toml: pins.build: GPIO15 is the UART's RXD line",
+        ),
+        ("[console]\nport = 'ttyS0'", "unit.toml: console.port: 'ttyS0' is not a device path"),
+        (
+            "[power]\nshutdown_command = ['']",
+            "unit.toml: power.shutdown_command: the program name is empty",
+        ),
+        (
+            "[power]\nshutdown_command = ['bin/halt']",
+            "unit.toml: power.shutdown_command: 'bin/halt' is a relative path",
+        ),
+        (
+            "[power]\nshutdown_command = ['systemctl poweroff']",
+            "unit.toml: power.shutdown_command: 'systemctl poweroff' is one string",
+        ),
+        (
+            '[power]\nshutdown_command = ["halt\\u0000"]',  # Popen's ValueError, uncaught
+            "unit.toml: power.shutdown_command: must not hold control characters, not ['halt\\x00']",
+        ),
+        ("[state]\ndir = 'state'", "unit.toml: state.dir: 'state' is a relative path"),
+        (
+            '[state]\ndir = "/var/\\u0000"',  # Path.mkdir's ValueError, uncaught
+            "unit.toml: state.dir: must not hold control characters",
+        ),
+        # Whatever a file holds, an echoed key or value stays one short line.
+        ('[game]\n"a\\nb\\u001b[2J" = 1', "unit.toml: game.'a\\nb\\x1b[2J': unknown key"),
+        (
+            "[game]\nlength_hours = 0x" + "f" * 5000,  # no decimal form: int max str digits
+            "unit.toml: game.length_hours: must be between 0 and 12, not a number too large to show",
+        ),
+        (
+            "[game]\nlanguage = '" + "x" * 10_000 + "'",
+            "unit.toml: game.language: must be one of 'en', 'fr', not 'xxxx",
+        ),
     ],
 )
 def test_each_mistake_gets_one_line_naming_file_key_and_reason(text: str, line: str) -> None:
     lines = errors(text)
     assert len(lines) == 1 and lines[0].startswith(line), lines
+    assert lines[0].isprintable() and len(lines[0]) < 300, lines  # one short line
 
 
 def test_all_mistakes_are_reported_at_once() -> None:
@@ -106,6 +173,21 @@ def test_all_mistakes_are_reported_at_once() -> None:
 def test_gpio2_is_free_for_a_button_when_there_is_no_display() -> None:
     c = parse(tomllib.loads("[display]\ndriver = 'none'\n[pins]\nauction = 2\n"), "x")
     assert c.pins.auction == 2
+
+
+def test_the_uart_pins_are_free_when_the_console_is_elsewhere() -> None:
+    text = "[console]\nport = '/dev/ttyGS0'\n[pins]\nled = 14\n[power]\nshutdown_command = ['/sbin/poweroff']\n"
+    c = parse(tomllib.loads(text), "x")
+    assert c.pins.led == 14 and c.system.shutdown_command == ["/sbin/poweroff"]
+    assert parse(tomllib.loads("[auction]\nmin_s = 1\nfinal_s = 0"), "x").rules.auction_min_s == 1
+
+
+def test_errors_are_capped_with_a_count_of_the_rest() -> None:
+    with pytest.raises(ConfigError) as info:
+        parse({"game": {f"k{i}": 1 for i in range(100_000)}}, "unit.toml")
+    lines = info.value.lines
+    assert len(lines) == config.MAX_ERRORS + 1
+    assert lines[-1] == "unit.toml: ... and 99,980 more mistakes"
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -136,9 +218,118 @@ def test_the_command_prints_clean_lines_and_exits_2(
     assert "Traceback" not in result.stderr
 
 
+def test_the_system_file_is_optional_but_an_unreadable_one_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(config, "DEFAULT_PATH", tmp_path / "none.toml")
+    assert load(None) == Config()
+    monkeypatch.setattr(config, "DEFAULT_PATH", tmp_path / ("x" * 300) / "config.toml")
+    with pytest.raises(ConfigError, match="cannot read: File name too long"):
+        load(None)  # Path.exists() raised this one
+
+
 def test_a_missing_file_is_a_clean_error(tmp_path: Path) -> None:
     result = run("run", "--config", str(tmp_path / "nope.toml"))
     assert result.returncode == 2 and "cannot read: No such file" in result.stderr
+
+
+HOSTILE = {
+    "deep-arrays": b"a = " + b"[" * 496 + b"]" * 496,  # RecursionError inside tomllib
+    "deep-tables": b"a = " + b"{b = " * 400 + b"1" + b"}" * 400,
+    "deepish": b"[pins]\nled = " + b"[" * 20 + b"]" * 20,  # parses, but no config is so deep
+    "dotted-key": b"a" + b".a" * 20_000 + b" = 1",  # 3 s in tomllib: time in its square
+    "huge-int": b"[game]\nlength_hours = " + b"9" * 5000,  # ValueError: int max str digits
+    "bom": b"\xef\xbb\xbf[game]\nlanguage = 'fr'\n",
+    "large": b"# " + b"x" * (64 * 1024) + b"\n",
+    "many-keys": b"[game]\n" + b"".join(b"k%d = 1\n" % i for i in range(6000)),
+}
+REASONS = {
+    "fifo": "is a FIFO, not a regular file",
+    "dev-zero": "is a character device, not a regular file",
+    "directory": "is a directory, not a regular file",
+    "deep-arrays": "nested too deep",
+    "deep-tables": "nested too deep",
+    "deepish": "nested too deep",
+    "dotted-key": "nested too deep",
+    "huge-int": "invalid TOML: a number too long to read",
+    "bom": "starts with a UTF-8 byte-order mark: save it without one",
+    "large": "larger than 64 KiB",
+    "many-keys": "game.k0: unknown key",
+}
+
+
+def hostile(tmp_path: Path, name: str) -> Path:
+    """A file that once got a traceback, a hang or all the memory."""
+    path = tmp_path / f"{name}.toml"
+    if name == "fifo":
+        os.mkfifo(path)  # no writer: a plain open() waits forever
+    elif name == "dev-zero":
+        return Path("/dev/zero")  # endless: a plain read() takes all the memory
+    elif name == "directory":
+        path.mkdir()
+    else:
+        path.write_bytes(HOSTILE[name])
+    return path
+
+
+@pytest.mark.timeout(10)
+@pytest.mark.parametrize("name", REASONS)
+def test_a_hostile_file_gets_a_reason_within_a_second(tmp_path: Path, name: str) -> None:
+    path = hostile(tmp_path, name)
+    start = time.monotonic()
+    with pytest.raises(ConfigError) as info:
+        load(path)
+    assert time.monotonic() - start < 1
+    assert info.value.lines[0].startswith(f"{path}: {REASONS[name]}"), info.value.lines
+    assert len(info.value.lines) <= config.MAX_ERRORS + 1
+
+
+@pytest.mark.parametrize("name", ["fifo", "dev-zero", "deep-arrays", "huge-int", "many-keys"])
+def test_the_check_command_answers_a_hostile_file_in_lines(tmp_path: Path, name: str) -> None:
+    path = hostile(tmp_path, name)
+    result = subprocess.run(
+        [sys.executable, "-m", "cityunit", "run", "--config", str(path), "--check"],
+        capture_output=True, text=True, timeout=10,
+    )  # fmt: skip
+    lines = result.stderr.splitlines()
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    assert REASONS[name] in lines[0] and 1 <= len(lines) <= config.MAX_ERRORS + 1
+    assert all(line.startswith(f"{path}: ") for line in lines)
+
+
+# Fragments that once broke the loader, mixed with the file's real shapes.
+FRAGMENTS = st.sampled_from(
+    ["[", "]", "{", "}", "[[", "]]", "=", ",", ".", '"', "'", "\n", " ", "#", "\ufeff",
+     "\x00", "\x1b", "0x", "9" * 50, "1e999", "-", "true", "[game]", "[pins]", "[auction]",
+     "[power]", "[console]", "[state]", "[permit]", "odds", "led", "final_s", "min_s", "port",
+     "shutdown_command", "dir", '"/dev/serial0"', '""', "14", "a = ", "{ 1 = ", "\\u0000"]
+)  # fmt: skip
+SHAPES = st.builds(
+    lambda opener, n, tail: opener * n + tail,
+    st.sampled_from(["[", "{a = ", "a.", '["', "[{a = ["]),
+    st.integers(0, 2000),
+    st.text(max_size=5),
+)
+CONTENT = (
+    st.binary(max_size=300)
+    | st.lists(FRAGMENTS | SHAPES, max_size=40).map("".join)
+    | st.builds(lambda key, body: f"{key} = {body}", FRAGMENTS, SHAPES)
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(content=CONTENT)
+def test_any_bytes_or_shape_give_a_config_or_capped_one_line_errors(
+    tmp_path_factory: pytest.TempPathFactory, content: str | bytes
+) -> None:
+    path = tmp_path_factory.mktemp("fuzz") / "config.toml"
+    path.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8", "replace"))
+    try:
+        assert isinstance(load(path), Config)
+    except ConfigError as e:
+        assert 1 <= len(e.lines) <= config.MAX_ERRORS + 1
+        for line in e.lines:
+            assert line.startswith(f"{path}: ") and line.isprintable() and len(line) < 400, line
 
 
 def test_check_accepts_the_shipped_file() -> None:

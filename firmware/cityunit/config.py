@@ -1,12 +1,20 @@
 """The config file: TOML, checked in full at start, every mistake named on its own line.
 
 A maker's typo must never become a traceback or a half-working unit: each error says
-the file, the key and the reason, and `cityunit` exits with code 2.
+the file, the key and the reason, and `cityunit` exits with code 2. Nor may a hostile
+file (a FIFO, /dev/zero, deep nesting, huge numbers, thousands of mistakes) hang, crash
+or flood: what is read, how deep it nests, what is echoed and how many lines are
+printed are all bounded.
 """
 
 from __future__ import annotations
 
+import codecs
 import dataclasses
+import os
+import re
+import reprlib
+import stat
 import tomllib
 import typing
 from dataclasses import dataclass
@@ -15,10 +23,27 @@ from typing import Any
 
 from cityunit.permit import Permit
 from cityunit.rules import Rules, setting
+from cityunit.settings import BY_NAME
 
 I2C_PINS = {2: "SDA", 3: "SCL"}
+# The Pi's UART is on GPIO14/15 whichever of these names the console uses.
+UART_PORTS = ("/dev/serial0", "/dev/ttyAMA0", "/dev/ttyS0")
+UART_PINS = {14: "TXD", 15: "RXD"}
 DEFAULT_PATH = Path("/etc/cityunit/config.toml")
 PACKAGED = Path(__file__).with_name("default-config.toml")
+MAX_BYTES = 64 * 1024  # the annotated default is under 4 KiB
+MAX_DEPTH = 8  # tables and arrays; a config needs 3 (file, section, permit.odds)
+MAX_ERRORS = 20  # lines; then one line counting the rest
+MAX_WEIGHT = 1000  # random.choices turns the weights' sum into a float
+# The table can pick these fixed lengths from the menu whatever the file says.
+MENU_FIXED_S = min(int(c[5:]) for c in BY_NAME["auction"].choices if c.startswith("fixed"))
+FILE_KINDS = {"d": "a directory", "p": "a FIFO", "c": "a character device",
+              "b": "a block device", "s": "a socket"}  # fmt: skip
+BARE_KEY = re.compile(r"[A-Za-z0-9_-]{1,40}")
+# A key of MAX_DEPTH dots or more: tomllib's time grows with the square of its parts
+# (seconds for the 30,000 that fit in 64 KiB), and it would be too deep anyway.
+KEY_PART = r"""(?:[A-Za-z0-9_-]+|"(?:[^"\\\n]|\\.)*"|'[^'\n]*')[ \t]*\.[ \t]*"""
+DOTTED_KEY = re.compile(rf"^[ \t]*(?:{KEY_PART}){{{MAX_DEPTH}}}", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -65,6 +90,28 @@ class Config:
 SECTIONS = {"rules": Rules, "pins": Pins, "parts": Parts, "system": System}
 
 
+class _Brief(reprlib.Repr):
+    """repr cut short, so an echoed value is one short line whatever the file holds."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.maxlevel, self.maxlist, self.maxdict, self.maxstring = 2, 4, 4, 40
+
+    def repr_int(self, x: int, level: int) -> str:
+        # Past 4300 digits int -> str raises; a hex literal in TOML has no such limit.
+        return repr(x) if x.bit_length() <= 64 else "a number too large to show"
+
+
+def _show(value: Any) -> str:
+    text = _Brief().repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _name(key: str) -> str:
+    """A key as written, or quoted and escaped when it could break the line or the terminal."""
+    return key if BARE_KEY.fullmatch(key) else _show(key)
+
+
 class ConfigError(Exception):
     """One or more mistakes, each a full line: 'FILE: KEY: REASON'."""
 
@@ -89,27 +136,31 @@ def _check(value: Any, f: dataclasses.Field[Any], kind: Any) -> tuple[Any, str |
     origin = typing.get_origin(kind)
     if kind is bool:
         if not isinstance(value, bool):
-            return None, f"must be true or false, not {value!r}"
+            return None, f"must be true or false, not {_show(value)}"
     elif kind is int:
         if isinstance(value, bool) or not isinstance(value, int):
-            return None, f"must be a whole number, not {value!r}"
+            return None, f"must be a whole number, not {_show(value)}"
         lo, hi = meta.get("lo"), meta.get("hi")
         if lo is not None and hi is not None and not lo <= value <= hi:
-            return None, f"must be between {lo} and {hi}, not {value}"
+            return None, f"must be between {lo} and {hi}, not {_show(value)}"
         if meta.get("choices") and value not in meta["choices"]:
             return None, f"must be one of {', '.join(map(str, meta['choices']))}, not {value}"
     elif kind is str:
         if not isinstance(value, str):
-            return None, f"must be a string, not {value!r}"
+            return None, f"must be a string, not {_show(value)}"
         choices = meta.get("choices")
         if choices and value.lower() not in choices:
-            return None, f"must be one of {', '.join(map(repr, choices))}, not {value!r}"
+            return None, f"must be one of {', '.join(map(repr, choices))}, not {_show(value)}"
         value = value.lower() if choices else value
     elif origin is list:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            return None, f"must be a list of strings, not {value!r}"
+            return None, f"must be a list of strings, not {_show(value)}"
     elif origin is dict:
         return _check_odds(value)
+    # Paths and commands: a NUL is a ValueError in Popen and mkdir, not an OSError.
+    texts = value if isinstance(value, list) else [value] if isinstance(value, str) else []
+    if not all(text.isprintable() for text in texts):
+        return None, f"must not hold control characters, not {_show(value)}"
     return value, None
 
 
@@ -121,9 +172,12 @@ def _check_odds(value: Any) -> tuple[Any, str | None]:
     for key, weight in value.items():
         permit = Permit.named(str(key))
         if permit is None:
-            return None, f"unknown permit {key!r}; permits are {names}"
-        if isinstance(weight, bool) or not isinstance(weight, int) or weight < 0:
-            return None, f"weight of {key!r} must be a whole number >= 0, not {weight!r}"
+            return None, f"unknown permit {_show(key)}; permits are {names}"
+        if isinstance(weight, bool) or not isinstance(weight, int) or not 0 <= weight <= MAX_WEIGHT:
+            return None, (
+                f"weight of {_show(key)} must be a whole number between 0 and {MAX_WEIGHT},"
+                f" not {_show(weight)}"
+            )
         odds[permit] = weight
     if sum(odds.values()) <= 0:
         return None, "at least one permit needs a weight above 0"
@@ -139,7 +193,7 @@ def parse(data: dict[str, Any], source: str) -> Config:
     for section, table in data.items():
         if section not in sections:
             errors.append(
-                f"{section}: unknown section; expected one of {', '.join(sorted(sections))}"
+                f"{_name(section)}: unknown section; expected one of {', '.join(sorted(sections))}"
             )
             continue
         if not isinstance(table, dict):
@@ -149,7 +203,9 @@ def parse(data: dict[str, Any], source: str) -> Config:
             path = f"{section}.{key}"
             if path not in fields:
                 known = sorted(p.split(".")[1] for p in fields if p.startswith(section + "."))
-                errors.append(f"{path}: unknown key; expected one of {', '.join(known)}")
+                errors.append(
+                    f"{section}.{_name(key)}: unknown key; expected one of {', '.join(known)}"
+                )
                 continue
             attr, f, kind = fields[path]
             converted, reason = _check(value, f, kind)
@@ -159,9 +215,12 @@ def parse(data: dict[str, Any], source: str) -> Config:
                 values[attr][f.name] = converted
     # Keys that failed keep their defaults, so the cross-checks still see the rest.
     config = Config(**{attr: SECTIONS[attr](**v) for attr, v in values.items()}, source=source)
-    errors += _cross_checks(config)
+    errors += _cross_checks(config) + _system_checks(config.system)
     if errors:
-        raise ConfigError([f"{source}: {e}" for e in errors])
+        lines = [f"{source}: {e}" for e in errors[:MAX_ERRORS]]
+        if len(errors) > MAX_ERRORS:
+            lines.append(f"{source}: ... and {len(errors) - MAX_ERRORS:,} more mistakes")
+        raise ConfigError(lines)
     return config
 
 
@@ -172,6 +231,18 @@ def _cross_checks(config: Config) -> list[str]:
         errors.append(
             f"auction.min_s: {r.auction_min_s} is above auction.max_s ({r.auction_max_s})"
         )
+    # The final phase is an auction's last final_s seconds: as long as an auction, it
+    # would replace its start (and give away that this one is short).
+    shortest = [("auction.min_s", r.auction_min_s), ("the menu's fixed auction", MENU_FIXED_S)]
+    if r.auction_mode == "fixed":
+        shortest.append(("auction.fixed_s", r.auction_fixed_s))
+    name, length = min(shortest, key=lambda item: item[1])
+    if r.auction_final_s >= length:
+        errors.append(
+            f"auction.final_s: {r.auction_final_s} s is not shorter than {name} ({length} s);"
+            " the final phase is the last final_s seconds of an auction"
+        )
+    port = config.system.console_port
     seen: dict[int, str] = {}
     for f in dataclasses.fields(Pins):
         pin = getattr(config.pins, f.name)
@@ -183,23 +254,99 @@ def _cross_checks(config: Config) -> list[str]:
             errors.append(
                 f"{path}: GPIO{pin} is the display's I2C {I2C_PINS[pin]} line; choose another pin"
             )
+        if pin in UART_PINS and port in UART_PORTS:
+            errors.append(
+                f"{path}: GPIO{pin} is the UART's {UART_PINS[pin]} line, which console.port"
+                f" {port!r} uses; choose another pin"
+            )
     return errors
+
+
+def _system_checks(s: System) -> list[str]:
+    """What the unit would only find out when it is too late: at the shutdown gesture,
+    or opening the console or the state directory under systemd (whose directory is /)."""
+    errors = []
+    if s.console_port and not s.console_port.startswith("/") and "://" not in s.console_port:
+        errors.append(
+            f"console.port: {_show(s.console_port)} is not a device path; give it in full,"
+            ' e.g. "/dev/serial0"'
+        )
+    if s.state_dir and not s.state_dir.startswith("/"):
+        errors.append(f"state.dir: {_show(s.state_dir)} is a relative path; give it from /")
+    program = s.shutdown_command[0] if s.shutdown_command else None
+    if program == "":
+        errors.append("power.shutdown_command: the program name is empty")
+    elif program and "/" in program and not program.startswith("/"):
+        errors.append(
+            f"power.shutdown_command: {_show(program)} is a relative path;"
+            " give a name found on PATH or a path from /"
+        )
+    elif program and "/" not in program and any(c.isspace() for c in program):
+        errors.append(
+            f"power.shutdown_command: {_show(program)} is one string; give the program and"
+            ' each argument as strings of their own, e.g. ["systemctl", "poweroff"]'
+        )
+    return errors
+
+
+def _read(path: Path) -> bytes:
+    """At most MAX_BYTES + 1 of a regular file. Anything else is refused before it is
+    opened (a FIFO would wait for a writer, /dev/zero never ends, opening a watchdog
+    starts it); O_NONBLOCK and a second look cover a file swapped in between."""
+    try:
+        kind = stat.filemode(path.stat().st_mode)[0]
+        if kind == "-":
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+            with open(fd, "rb") as f:
+                kind = stat.filemode(os.fstat(fd).st_mode)[0]
+                if kind == "-":
+                    return f.read(MAX_BYTES + 1)
+    except OSError as e:
+        raise ConfigError([f"{path}: cannot read: {e.strerror or e}"]) from None
+    raise ConfigError([f"{path}: is {FILE_KINDS.get(kind, 'a special file')}, not a regular file"])
+
+
+def _too_deep(data: Any) -> bool:
+    """Whether tables and arrays nest past MAX_DEPTH (a loop, not recursion)."""
+    todo = [(data, 1)]
+    while todo:
+        item, depth = todo.pop()
+        if isinstance(item, dict | list):
+            if depth > MAX_DEPTH:
+                return True
+            todo += [(v, depth + 1) for v in (item.values() if isinstance(item, dict) else item)]
+    return False
 
 
 def load(path: Path | None) -> Config:
     """The config at `path`; with None, /etc/cityunit/config.toml if present, else defaults."""
     if path is None:
-        if not DEFAULT_PATH.exists():
-            return Config()
         path = DEFAULT_PATH
+        try:
+            path.stat()  # not exists(): it raises on some errors, hides others
+        except FileNotFoundError:
+            return Config()
+        except OSError:
+            pass  # _read names it
+    raw = _read(path)
+    if len(raw) > MAX_BYTES:
+        raise ConfigError([f"{path}: larger than {MAX_BYTES // 1024} KiB; a config is a few KiB"])
+    # Refused, not skipped: other readers of the file (the installer) would choke on it.
+    if raw.startswith(codecs.BOM_UTF8):
+        raise ConfigError([f"{path}: starts with a UTF-8 byte-order mark: save it without one"])
+    data: dict[str, Any] | None = None  # None: deeper than tomllib's recursion goes
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise ConfigError([f"{path}: cannot read: {e.strerror or e}"]) from None
-    except UnicodeDecodeError:
-        raise ConfigError([f"{path}: not UTF-8 text"]) from None
-    try:
-        data = tomllib.loads(text)
+        text = raw.decode("utf-8")
+        data = None if DOTTED_KEY.search(text) else tomllib.loads(text)
+    except UnicodeDecodeError as e:
+        raise ConfigError([f"{path}: not UTF-8 text (byte {e.start})"]) from None
     except tomllib.TOMLDecodeError as e:
         raise ConfigError([f"{path}: invalid TOML: {e}"]) from None
+    except ValueError:  # Python's limit on decimal digits (4300), which tomllib hits
+        raise ConfigError([f"{path}: invalid TOML: a number too long to read"]) from None
+    except RecursionError:
+        pass
+    if data is None or _too_deep(data):
+        reason = f"at most {MAX_DEPTH} levels of tables and arrays"
+        raise ConfigError([f"{path}: nested too deep: {reason}"])
     return parse(data, str(path))
