@@ -41,6 +41,11 @@ BOOT_CONFIGS = (Path("/boot/firmware/config.txt"), Path("/boot/config.txt"))
 I2C_LINES = ("dtparam=i2c_arm=on", "dtparam=i2c_arm_baudrate=400000")
 OURS = re.compile(r"dtoverlay=pwm(-2chan)?,pin=\d+,func=\d+(,pin2=\d+,func2=\d+)?$")
 MARK = "# cityunit: the OLED's I2C bus at 400 kHz, the buzzer and LED on the PWM hardware"
+DTPARAM = re.compile(r"(dtparam|device_tree_param)=(.*)")
+# The base device tree's other names for them (i2c_arm is i2c1 on all but the first Model Bs).
+ALIASES = {"i2c": "i2c_arm", "i2c1": "i2c_arm", "i2c_baudrate": "i2c_arm_baudrate",
+           "i2c1_baudrate": "i2c_arm_baudrate"}  # fmt: skip
+ON = {"", "on", "true", "yes", "okay", "1"}  # what the firmware reads as on (bare: on)
 
 POLKIT_RULE = f"""\
 // cityunit's safe-shutdown gesture: let its service user power the Pi off, nothing more.
@@ -52,6 +57,55 @@ polkit.addRule(function(action, subject) {{
     }}
 }});
 """
+
+
+def _param(item: str) -> tuple[str, str]:
+    name, _, value = item.partition("=")
+    return ALIASES.get(name, name), value
+
+
+def _same(value: str, wanted: str) -> bool:
+    return value == wanted or (wanted == "on" and value in ON)
+
+
+def settle(text: str, wanted: list[str]) -> str:
+    """config.txt with each of `wanted` in effect for every Pi, whatever its model, GPIO
+    jumpers or monitor. A line counts only outside conditional sections (before the first,
+    or after [all]: [pi4], [cm4], [gpio4=1], [none]... keep what follows to some boards),
+    and a dtparam only if no later line, in any section, sets it otherwise. Our dtparams
+    set otherwise for every Pi are set right where they stand (as raspi-config does); our
+    overlay, for pins since moved or kept to some boards, goes; what is still missing is
+    appended, under [all] if the file ends in a conditional section. Line endings kept."""
+    params = {w: _param(m[2]) for w in wanted if (m := DTPARAM.fullmatch(w))}
+    want = dict(params.values())
+    done: set[str] = set()  # the dtparams (by name) and overlay lines in effect for every Pi
+    everywhere, kept = True, []
+    for line in text.splitlines(keepends=True):
+        s = line.strip()
+        if s.startswith("[") and s.endswith("]"):
+            everywhere = s == "[all]"  # [all] ends every filter; any other narrows what follows
+        elif OURS.match(s):
+            if not (everywhere and s in wanted):
+                continue  # for pins since moved, or kept to some boards: it goes
+            done.add(s)
+        elif m := DTPARAM.fullmatch(s):
+            items = m[2].split(",")
+            for i, (name, value) in enumerate(map(_param, items)):
+                if name in want and everywhere:
+                    if not _same(value, want[name]):
+                        items[i] = f"{items[i].partition('=')[0]}={want[name]}"
+                    done.add(name)
+                elif name in want and not _same(value, want[name]):
+                    done.discard(name)  # some boards, or some GPIO state, get it otherwise
+            line = line.replace(s, f"{m[1]}={','.join(items)}", 1)
+        kept.append(line)
+    text = "".join(kept)
+    missing = [w for w in wanted if (params[w][0] if w in params else w) not in done]
+    if not missing:
+        return text
+    nl = "\r\n" if "\r\n" in text else "\n"
+    block = ([] if everywhere else ["[all]"]) + [MARK, *missing]
+    return text + (nl if text and not text.endswith("\n") else "") + nl.join(block) + nl
 
 
 class Installer:
@@ -74,7 +128,7 @@ class Installer:
     def write(self, p: Path, text: str, mode: int = 0o644) -> None:
         target = self.path(p)
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text)
+        target.write_bytes(text.encode(errors="surrogateescape"))  # as read: bytes, CRLF kept
         target.chmod(mode)
         print(f"  wrote {p}")
 
@@ -89,21 +143,10 @@ class Installer:
             self.run("raspi-config", "nonint", "do_i2c", "0")
         boot = next((b for b in BOOT_CONFIGS if self.path(b).exists()), BOOT_CONFIGS[0])
         target = self.path(boot)
-        text = target.read_text() if target.exists() else ""
-        wanted = self.pwm_lines()
-        stale = [line for line in text.splitlines() if OURS.match(line) and line not in wanted]
-        if stale:  # an earlier install's overlay, for pins since moved
-            text = "".join(
-                line for line in text.splitlines(keepends=True) if line.strip() not in stale
-            )
-        lines = text.splitlines()
-        missing = [line for line in (*I2C_LINES, *wanted) if line not in lines]
-        if missing:
-            # [all]: a file that ends inside a [pi4] or [cm4] section must not keep ours to it.
-            block = "\n".join(["[all]", MARK, *missing])
-            self.write(
-                boot, text + ("\n" if text and not text.endswith("\n") else "") + block + "\n"
-            )
+        text = target.read_bytes().decode(errors="surrogateescape") if target.exists() else ""
+        settled = settle(text, [*I2C_LINES, *self.pwm_lines()])
+        if settled != text:
+            self.write(boot, settled)
             print("  I2C and PWM take effect after a reboot")
 
     def pwm_lines(self) -> list[str]:
@@ -211,6 +254,8 @@ def main(argv: list[str] | None = None) -> int:
         "--purge", action="store_true", help="with --uninstall: also the config, game and user"
     )
     args = parser.parse_args(argv)
+    if args.purge and not args.uninstall:  # alone it would install: the opposite of what is asked
+        parser.error("--purge only goes with --uninstall: --uninstall --purge")
     if args.root is None and os.geteuid() != 0:
         sys.exit("install: run it as root (sudo), or with --root DIR to try it out")
     installer = Installer(args.root.resolve() if args.root else None)
