@@ -353,7 +353,8 @@ class Served:
                 self.runtime.call(self._hung_up)
                 continue
             except Exception as e:
-                log.error("console read failed: %s", e)
+                if not self.closed:  # a read cut short by closing is no failure
+                    log.error("console read failed: %s", e)
                 data = b""
             if not data:
                 break
