@@ -31,12 +31,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="store_true",
         help="rewrite tests/golden/*.png from the current renderer instead of comparing",
     )
-    parser.addoption(
-        "--target",
-        default="sim",
-        help="where tests/hil run: 'sim' (the headless simulator, virtual clock) or a serial "
-        "port / pyserial URL of a real unit, e.g. /dev/ttyACM0 or serial:///dev/ttyACM0",
-    )
 
 
 class Table:

@@ -13,11 +13,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cityunit.client import describe
 from cityunit.clock import VirtualClock
 from cityunit.config import Config
 from cityunit.console import MAX_LINE, LineReader, Session, TooLong, event_json
 from cityunit.events import Event, EventKind
+from cityunit.prompt import describe
 from cityunit_sim.board import SimBoard
 
 
@@ -83,6 +83,31 @@ def test_console_json_mode_passes_lines_through_for_scripts() -> None:
         assert client.stdout.readline().startswith('OK {"power":"on"')
         client.stdin.close()
         assert client.wait(timeout=10) == 0
+    finally:
+        sim.terminate()
+        assert sim.wait(timeout=10) == 0
+
+
+@pytest.mark.parametrize("mode", [["--json"], []])
+def test_a_piped_console_answers_every_line_and_writes_no_escape_codes(mode: list[str]) -> None:
+    sim = subprocess.Popen(
+        [sys.executable, "-m", "cityunit", "sim", "--headless", "--clock", "virtual",
+         "--console", "pty", "--seed", "1"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    try:
+        assert sim.stdout is not None
+        path = sim.stdout.readline().strip()
+        result = subprocess.run(
+            [sys.executable, "-m", "cityunit", "console", path, *mode],
+            input="PING\nSTATE\n\nbogus\nHOLD AUCTION 100\n", capture_output=True,
+            text=True, timeout=30,
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        lines = result.stdout.splitlines()
+        assert lines[0] == "OK PONG" and lines[1].startswith('OK {"power"')
+        assert lines[2].startswith("ERR unknown-command bogus") and lines[3] == "OK"
+        assert len(lines) == 4 and "\x1b" not in result.stdout
     finally:
         sim.terminate()
         assert sim.wait(timeout=10) == 0
@@ -207,3 +232,60 @@ def test_echoed_words_cannot_reach_the_clients_terminal() -> None:
     assert all(" " <= c <= "~" for c in reply)
     (reply,) = replies_to(b"SET \x1b]0;pwned\x07 on")
     assert reply.startswith("ERR bad-argument unknown setting \\x1b]0;pwned\\x07")
+
+
+# ----- RESET (protocol 1.1) ---------------------------------------------------------------
+
+SCRIPT = [b"EVENTS ON", b"SWITCH ON", b"PRESS AUCTION", b"ADVANCE 60000", b"PRESS BUILD",
+          b"ADVANCE 3000", b"STATE", b"SETTINGS"]  # fmt: skip
+
+
+def relative(lines: list[str], t0: int) -> list[str]:
+    """Replies and events with unit time counted from t0."""
+
+    def shift(match: re.Match[str]) -> str:
+        return f'"t_ms":{int(match.group(1)) - t0}'
+
+    return [re.sub(r'"t_ms":(\d+)', shift, line) for line in lines]
+
+
+@given(
+    junk=st.lists(
+        st.sampled_from(
+            [
+                b"SWITCH ON",
+                b"PRESS AUCTION",
+                b"PRESS BUILD",
+                b"HOLD BUILD 1600",
+                b"SET volume off",
+                b"SET odds uniform",
+                b"ADVANCE 7000",
+                b"SWITCH OFF",
+                b"SEED 5",
+                b"EVENTS OFF",
+            ]
+        ),
+        max_size=12,
+    )
+)
+@settings(max_examples=40, deadline=None)
+def test_after_reset_a_simulator_plays_as_one_just_started(junk: list[bytes]) -> None:
+    fresh: list[str] = []
+    with SimBoard(Config(), VirtualClock(), seed=3) as board:
+        session = Session(board.runtime, fresh.append, simulator=True)
+        for line in SCRIPT:
+            session.receive(line)
+    used: list[str] = []
+    with SimBoard(Config(), VirtualClock(), seed=3) as board:
+        session = Session(board.runtime, used.append, simulator=True)
+        for line in [*junk, b"EVENTS OFF", b"RESET"]:
+            session.receive(line)
+        t0, start = board.unit.now, len(used)
+        for line in SCRIPT:
+            session.receive(line)
+    assert relative(used[start:], t0) == fresh
+
+
+def test_reset_and_protocol_are_there_and_reset_is_for_simulators() -> None:
+    assert replies_to(b"PROTOCOL", b"RESET") == ["OK 1.1", "OK"]
+    assert replies_to(b"RESET", simulator=False)[0].startswith("ERR not-allowed ")

@@ -2,7 +2,7 @@
 
 `cityunit run` (the hardware path: real clock, its console on the configured serial
 port) runs on mock pins, its port one end of a pty "cable"; the suite in tests/hil
-runs against the other end with --target, as it would against /dev/ttyACM0.
+runs against the other end with --cityunit-target, as it would against /dev/ttyACM0.
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ import sys
 import threading
 import tty
 from pathlib import Path
+
+import pytest
 
 from fakes import run_unit
 
@@ -49,7 +51,7 @@ def test_the_hil_suite_passes_against_cityunit_run_over_a_serial_port(tmp_path: 
     try:
         suite = subprocess.run(
             [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/hil",
-             "--target", f"serial://{tester_end}"],
+             "--cityunit-target", tester_end],
             cwd=ROOT, capture_output=True, text=True, timeout=300,
         )  # fmt: skip
         summary = suite.stdout.strip().splitlines()[-1]
@@ -58,3 +60,25 @@ def test_the_hil_suite_passes_against_cityunit_run_over_a_serial_port(tmp_path: 
     finally:
         unit.terminate()
         assert unit.finish() == 0
+
+
+@pytest.mark.parametrize("clock", ["virtual", "real"])
+def test_the_hil_suite_passes_against_the_simulators_pty(clock: str) -> None:
+    """`cityunit sim --console pty` stands in for a board: RESET starts each test afresh."""
+    sim = subprocess.Popen(
+        [sys.executable, "-m", "cityunit", "sim", "--headless", "--console", "pty",
+         "--clock", clock, "--seed", "1"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    try:
+        assert sim.stdout is not None
+        path = sim.stdout.readline().strip()
+        suite = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/hil",
+             "--cityunit-target", path],
+            cwd=ROOT, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        assert suite.returncode == 0, suite.stdout[-3000:]
+    finally:
+        sim.terminate()
+        assert sim.wait(timeout=30) == 0

@@ -273,7 +273,7 @@ def _wiring_test(args: argparse.Namespace, doctor: Doctor, factory: Factory | No
 
 
 def _console(args: argparse.Namespace) -> int:
-    from cityunit.client import interact
+    from cityunit.prompt import interact
 
     return interact(args.port, args.baudrate, args.json)
 

@@ -1,109 +1,287 @@
-"""`cityunit console PORT`: a person's (or a script's) end of the console protocol."""
+"""A client of the console protocol, for tests and scripts: one class, the same against a
+simulator it starts and against a unit on a serial port.
+
+    from cityunit.client import Client
+
+    with Client.simulator(seed=1) as unit:        # the virtual clock: time moves on demand
+        unit.switch(True)
+        unit.press("auction")
+        end = unit.wait_for("auction.end", within_ms=60_000)
+        assert 13_000 <= end["t_ms"] <= 50_000
+
+Replies are matched to commands in order (the protocol gives exactly one each); event
+lines are collected as they come, in `events`. `wait_for` advances a virtual clock, and
+waits in real time on a real one.
+"""
 
 from __future__ import annotations
 
-import contextlib
+import itertools
 import json
+import os
+import queue
+import subprocess
 import sys
 import threading
+from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
-from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import Any, Self
 
-if TYPE_CHECKING:
-    import serial
-
-HISTORY = Path.home() / ".cityunit_history"
+REPLY_TIMEOUT_S = 30.0
+STEP_MS = 1_000  # how far wait_for advances a virtual clock at a time
 
 
-def describe(line: str) -> str:
-    """An event line made readable: '  12.345 s  auction.end  stopped=true'."""
-    if not line.startswith("EVT "):
-        return line
+class ProtocolError(Exception):
+    """The unit answered ERR: `code` is one of the protocol's error codes."""
+
+    def __init__(self, command: str, reply: str) -> None:
+        parts = reply.split(" ", 2)
+        self.code = parts[1] if len(parts) > 1 else ""
+        super().__init__(f"{command!r} -> {reply!r}")
+
+
+class Client:
+    """One console connection. Use `Client.simulator(...)` or `Client.port(...)`, as a
+    context manager (leaving it closes the connection and ends a simulator)."""
+
+    def __init__(
+        self, write: Callable[[bytes], object], read: Callable[[], bytes], close: Callable[[], None]
+    ) -> None:
+        self._write, self._close = write, close
+        self._replies: queue.Queue[str | None] = queue.Queue()
+        self._arrived = threading.Condition()
+        self.events: list[dict[str, Any]] = []  # every event received, in order
+        self.event_lines: list[str] = []  # the same, as the lines that carried them
+        self._waited: set[int] = set()  # the events `wait_for` returned already
+        self.closed = False
+        threading.Thread(target=self._reader, args=(read,), daemon=True).start()
+        # A serial line may hold what an earlier client left: a partial line (ended by the
+        # newline) and replies nobody read (skipped up to HELP's own).
+        while not self.send("\nHELP").startswith("OK PING"):
+            pass
+        self.ok("EVENTS ON")
+        state = self.state()
+        self.virtual: bool = state["clock"] == "virtual"
+        self.is_simulator: bool | None = None  # known after `fresh()`
+        self.t0: int = state["t_ms"]  # unit time at the start (or at `fresh()`)
+
+    # ----- making one ------------------------------------------------------------------
+
+    @classmethod
+    def simulator(
+        cls,
+        seed: int = 1,
+        clock: str = "virtual",
+        config: Path | str | None = None,
+        python: str = sys.executable,
+    ) -> Self:
+        """A headless `cityunit sim` of this installation, on stdin/stdout."""
+        command = [python, "-m", "cityunit", "sim", "--headless", "--console", "stdio"]
+        command += ["--clock", clock, "--seed", str(seed)]
+        if config is not None:
+            command += ["--config", str(config)]
+        process = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        )
+        stdin, stdout = process.stdin, process.stdout
+        assert stdin is not None and stdout is not None
+
+        def write(data: bytes) -> None:
+            stdin.write(data)
+            stdin.flush()
+
+        def close() -> None:
+            stdin.close()  # the simulator answers what it has, then exits
+            try:
+                process.wait(timeout=REPLY_TIMEOUT_S)
+            finally:
+                process.kill()
+
+        return cls(write, partial(os.read, stdout.fileno(), 65536), close)
+
+    @classmethod
+    def port(cls, url: str, baudrate: int = 115_200) -> Self:
+        """A unit on a serial port, a pty or any pyserial URL (`socket://host:port`)."""
+        import serial
+
+        link = serial.serial_for_url(url.removeprefix("serial://"), baudrate=baudrate)
+        link.timeout = None
+
+        def read() -> bytes:
+            try:
+                return bytes(link.read(max(1, link.in_waiting)))
+            except (serial.SerialException, OSError, TypeError):  # closed under it
+                return b""
+
+        return cls(link.write, read, link.close)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self._close()
+
+    # ----- lines -----------------------------------------------------------------------
+
+    def _reader(self, read: Callable[[], bytes]) -> None:
+        buffer = b""
+        while data := read():
+            buffer += data
+            *lines, buffer = buffer.split(b"\n")
+            for raw in lines:
+                line = raw.decode("utf-8", "replace").rstrip("\r")
+                if line.startswith("EVT "):
+                    with self._arrived:
+                        self.event_lines.append(line)
+                        self.events.append(_event(line))
+                        self._arrived.notify_all()
+                else:
+                    self._replies.put(line)
+        self._replies.put(None)  # the other end closed
+
+    def send(self, line: str, timeout_s: float = REPLY_TIMEOUT_S) -> str:
+        """One command; its reply line as it came (OK ... or ERR ...)."""
+        self.send_bytes(line.encode() + b"\n")
+        return self.reply(timeout_s)
+
+    def send_bytes(self, data: bytes) -> None:
+        """Raw bytes, for tests of the protocol itself; read each reply with `reply`."""
+        self._write(data)
+
+    def reply(self, timeout_s: float = REPLY_TIMEOUT_S) -> str:
+        """The next reply line."""
+        try:
+            reply = self._replies.get(timeout=timeout_s)
+        except queue.Empty:
+            raise TimeoutError(f"no reply within {timeout_s} s") from None
+        if reply is None:
+            raise ConnectionError("the unit closed the connection")
+        return reply
+
+    def ok(self, line: str, timeout_s: float = REPLY_TIMEOUT_S) -> str:
+        """One command that must succeed: what follows OK ('' for a bare OK)."""
+        reply = self.send(line, timeout_s)
+        if reply != "OK" and not reply.startswith("OK "):
+            raise ProtocolError(line, reply)
+        return reply[3:]
+
+    # ----- the commands ----------------------------------------------------------------
+
+    def press(self, button: str) -> None:
+        """A short press of 'auction' or 'build'."""
+        self.ok(f"PRESS {button}")
+
+    def hold(self, button: str, ms: int) -> None:
+        """A press held `ms` of unit time (1500 or more: a long press); on a real clock the
+        reply comes at the release."""
+        self.ok(f"HOLD {button} {ms}", timeout_s=REPLY_TIMEOUT_S + ms / 1000)
+
+    def switch(self, on: bool) -> None:
+        self.ok("SWITCH ON" if on else "SWITCH OFF")
+
+    def state(self) -> dict[str, Any]:
+        state: dict[str, Any] = json.loads(self.ok("STATE"))
+        return state
+
+    def settings(self) -> dict[str, str]:
+        settings: dict[str, str] = json.loads(self.ok("SETTINGS"))
+        return settings
+
+    def set(self, name: str, value: str) -> None:
+        self.ok(f"SET {name} {value}")
+
+    def advance(self, ms: int) -> None:
+        """Virtual clock only: run every deadline up to `ms` from now."""
+        self.ok(f"ADVANCE {ms}")
+
+    def seed(self, seed: int) -> None:
+        self.ok(f"SEED {seed}")
+
+    def fresh(self) -> None:
+        """Start from a known state: a simulator goes back to power-on (RESET); a real unit
+        (which refuses RESET) is switched OFF. Events received so far are forgotten; unit
+        time goes on (`t0` is where it stood)."""
+        reply = self.send("RESET")
+        self.is_simulator = reply == "OK"
+        if not self.is_simulator:
+            if not reply.startswith("ERR not-allowed"):
+                raise ProtocolError("RESET", reply)
+            self.switch(False)
+        self.ok("EVENTS ON")
+        self.t0 = self.state()["t_ms"]
+        with self._arrived:
+            self.events.clear()
+            self.event_lines.clear()
+            self._waited.clear()
+
+    # ----- events ----------------------------------------------------------------------
+
+    def named(self, name: str) -> list[dict[str, Any]]:
+        """Every event called `name` received so far."""
+        with self._arrived:
+            return [event for event in self.events if event["event"] == name]
+
+    def iter_events(self, timeout_s: float | None = None) -> Iterator[dict[str, Any]]:
+        """Each event as it comes, from the first received; ends after `timeout_s` with
+        none new (None: never)."""
+        for index in itertools.count():
+            with self._arrived:
+                if not self._arrived.wait_for(partial(self._has, index), timeout_s):
+                    return
+                event = self.events[index]
+            yield event
+
+    def _has(self, index: int) -> bool:
+        return len(self.events) > index
+
+    def wait_for(
+        self, event: str, within_ms: int, step_ms: int = STEP_MS, **fields: Any
+    ) -> dict[str, Any]:
+        """The first event called `event` (with these fields) that no `wait_for` returned
+        yet, received already or arriving within `within_ms` of unit time: advanced on a
+        virtual clock, waited for on a real one. Raises TimeoutError."""
+
+        def found() -> dict[str, Any] | None:
+            for index, candidate in enumerate(self.events):
+                wanted = candidate["event"] == event and candidate.items() >= fields.items()
+                if wanted and index not in self._waited:
+                    self._waited.add(index)
+                    return candidate
+            return None
+
+        with self._arrived:
+            match = found()
+        left = within_ms
+        while match is None and left > 0 and self.virtual:
+            step = min(step_ms, left)
+            self.advance(step)
+            left -= step
+            with self._arrived:
+                match = found()
+        if match is None and not self.virtual:
+
+            def arrived() -> bool:
+                nonlocal match
+                match = found()
+                return match is not None
+
+            with self._arrived:
+                self._arrived.wait_for(arrived, within_ms / 1000)
+        if match is None:
+            raise TimeoutError(f"no {event}{f' {fields}' if fields else ''} within {within_ms} ms")
+        return match
+
+
+def _event(line: str) -> dict[str, Any]:
+    """An event line's object; one that is not a JSON object is kept as `{"event": None}`."""
     try:
         event = json.loads(line[4:])
-        t, name = event.pop("t_ms") / 1000, event.pop("event")
-    except (ValueError, KeyError, TypeError, AttributeError):
-        return line
-    extra = "  ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in event.items())
-    return f"  {t:9.3f} s  {name}  {extra}".rstrip()
-
-
-def interact(port: str, baudrate: int, raw: bool) -> int:
-    import serial
-
-    try:
-        link = serial.serial_for_url(port, baudrate=baudrate, timeout=None)
-    except (serial.SerialException, ValueError) as e:
-        print(f"cityunit console: cannot open {port}: {e}", file=sys.stderr)
-        return 2
-    done = threading.Event()
-
-    def show() -> None:
-        buffer = b""
-        try:
-            while not done.is_set():
-                buffer += link.read(max(1, link.in_waiting))
-                *lines, buffer = buffer.split(b"\n")
-                for data in lines:
-                    text = data.decode("utf-8", "replace").rstrip("\r")
-                    if raw:
-                        print(text, flush=True)
-                    else:
-                        _above_prompt(describe(text))
-        except (serial.SerialException, OSError):
-            print("cityunit console: the port closed", file=sys.stderr)
-        done.set()
-
-    threading.Thread(target=show, daemon=True).start()
-    try:
-        if raw:
-            for line in sys.stdin:
-                link.write(line.encode())
-        else:
-            _prompt(link, done)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        done.set()
-        link.close()
-    return 0
-
-
-PROMPT = "unit> "
-
-
-def _above_prompt(text: str) -> None:
-    """Print a line above the prompt and redraw what the person was typing."""
-    try:
-        import readline
-
-        typed = readline.get_line_buffer()
-    except ImportError:
-        typed = ""
-    sys.stdout.write(f"\r\x1b[K{text}\n{PROMPT}{typed}")
-    sys.stdout.flush()
-
-
-def _prompt(link: serial.Serial, done: threading.Event) -> None:
-    readline: ModuleType | None
-    try:
-        import readline
-    except ImportError:  # not on every platform; the prompt works without history
-        readline = None
-    if readline is not None:
-        with contextlib.suppress(OSError):
-            readline.read_history_file(HISTORY)
-    print("commands: HELP, STATE, EVENTS ON, PRESS AUCTION, ...; Ctrl-D quits", file=sys.stderr)
-    try:
-        while not done.is_set():
-            try:
-                line = input(PROMPT)
-            except EOFError:
-                break
-            if line.strip():
-                link.write((line.strip() + "\n").encode())
-    finally:
-        if readline is not None:
-            with contextlib.suppress(OSError):
-                readline.write_history_file(HISTORY)
+    except ValueError:
+        event = None
+    return event if isinstance(event, dict) else {"event": None, "line": line}

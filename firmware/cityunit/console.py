@@ -20,6 +20,7 @@ from cityunit.events import Event, EventKind
 from cityunit.gestures import Button
 from cityunit.runtime import Runtime
 
+PROTOCOL = "1.1"  # 1.1 added PROTOCOL and RESET to version 1
 MAX_LINE = 256
 MAX_HOLD_MS = 600_000
 MAX_ADVANCE_MS = 7 * 24 * 3_600_000
@@ -146,6 +147,8 @@ class Session:
             "SEED": self._seed,
             "SETTINGS": self._settings,
             "SET": self._set,
+            "PROTOCOL": self._protocol,
+            "RESET": self._reset,
         }
 
     def close(self) -> int:
@@ -317,6 +320,18 @@ class Session:
             allowed = ", ".join(setting.choices)
             raise CommandError("bad-argument", f"{name} is one of: {allowed}")
         self.runtime.unit.set_setting(name, choice, self.runtime.unit.now)
+        return "OK"
+
+    def _protocol(self, args: list[str]) -> str:
+        self._arity(args, 0, "PROTOCOL")
+        return f"OK {PROTOCOL}"
+
+    def _reset(self, args: list[str]) -> str:
+        self._arity(args, 0, "RESET")
+        if not self.simulator:
+            raise CommandError("not-allowed", "RESET is for the simulator only")
+        self.runtime.settle()  # what happened before is told before it is forgotten
+        self.runtime.unit.reset()
         return "OK"
 
     def _seed(self, args: list[str]) -> str:

@@ -90,6 +90,7 @@ class Unit:
 
     def __init__(self, rules: Rules, rng: random.Random | None = None, now: int = 0) -> None:
         self.rng = rng or random.Random()
+        self._power_on = (rules, self.rng.getstate())  # what `reset` goes back to
         self.now = now
         self.revision = 0
         self.present = now  # the loop's time as it handles the latest input (see `edge`)
@@ -186,6 +187,16 @@ class Unit:
         """A part failed or came back (the display): told, and nothing else changes."""
         self.advance(t)
         self.emit(EventKind.FAULT, part=part, detail=detail)
+
+    def reset(self) -> None:
+        """Back to power-on (a simulator's RESET): switch OFF, no game, the config's rules,
+        the random source as it started. Time goes on; the revision too, so the outputs
+        follow."""
+        rules, state = self._power_on
+        self.rng.setstate(state)
+        revision, effects = self.revision, self._effects
+        self.__init__(rules, self.rng, self.now)  # type: ignore[misc]
+        self.revision, self._effects = revision + 1, effects
 
     def reseed(self, seed: int) -> None:
         self.rng.seed(seed)

@@ -1,4 +1,4 @@
-"""The console protocol, end to end, against the simulator or a real unit (--target)."""
+"""The console protocol, end to end, against the simulator or a real unit (--cityunit-target)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import json
 import pytest
 
 from cityunit import __version__
-from hil.conftest import Client, simulator
+from cityunit.client import Client
 
 COMMANDS = {
     "PING",
@@ -28,8 +28,8 @@ COMMANDS = {
 
 
 def test_ping_version_help(unit: Client) -> None:
-    assert unit.cmd("PING") == "OK PONG"
-    assert unit.cmd("version") == f"OK {__version__}", "commands are case-insensitive"
+    assert unit.send("PING") == "OK PONG"
+    assert unit.send("version") == f"OK {__version__}", "commands are case-insensitive"
     assert set(unit.ok("HELP").split()) >= COMMANDS
 
 
@@ -61,7 +61,7 @@ def test_switch_on_and_off(unit: Client) -> None:
 def test_events_only_after_events_on_and_none_after_off(unit: Client) -> None:
     unit.ok("SWITCH ON")
     unit.ok("PRESS BUILD")
-    assert unit.raw_events == []
+    assert unit.event_lines == []
     unit.ok("EVENTS ON")
     unit.ok("PRESS AUCTION")
     assert "auction.start" in [e["event"] for e in unit.events]
@@ -76,8 +76,8 @@ def test_every_event_line_is_one_json_object_with_time_and_name(unit: Client) ->
     unit.ok("EVENTS ON")
     unit.ok("SWITCH ON")
     unit.ok("PRESS AUCTION")
-    assert unit.raw_events
-    for line in unit.raw_events:
+    assert unit.event_lines
+    for line in unit.event_lines:
         event = json.loads(line.removeprefix("EVT "))
         assert isinstance(event["t_ms"], int) and isinstance(event["event"], str)
     times = [e["t_ms"] for e in unit.events]
@@ -123,7 +123,7 @@ def test_advance_runs_every_deadline_in_order_before_its_reply(playing: Client) 
     unit.advance(60_000)
     names = [e["event"] for e in unit.events if e["event"].startswith("auction")]
     assert names == ["auction.start", "auction.final", "auction.end"]
-    assert unit.state()["t_ms"] == 60_000
+    assert unit.state()["t_ms"] == unit.t0 + 60_000
 
 
 def test_seed_makes_a_run_repeatable(virtual: Client) -> None:
@@ -133,14 +133,11 @@ def test_seed_makes_a_run_repeatable(virtual: Client) -> None:
         client.ok("SWITCH ON")
         client.ok("PRESS AUCTION")
         start = client.named("auction.start")[-1]["t_ms"]
-        end = client.until("auction.end", 60_000)
+        end = client.wait_for("auction.end", 60_000)
         return end["t_ms"] - start
 
-    other = simulator("--clock", "virtual", "--seed", "7")
-    try:
+    with Client.simulator(seed=7) as other:
         assert auction_length(virtual) == auction_length(other)
-    finally:
-        other.close()
 
 
 # ----- the unit through the protocol -----------------------------------------------------
@@ -152,7 +149,7 @@ def test_auction_bounds_and_final_phase_from_event_timestamps(playing: Client) -
     for _ in range(40):
         unit.ok("PRESS AUCTION")
         start = unit.named("auction.start")[-1]["t_ms"]
-        end = unit.until("auction.end", 60_000, step_ms=5_000)
+        end = unit.wait_for("auction.end", 60_000, step_ms=5_000)
         final = unit.named("auction.final")[-1]["t_ms"]
         assert end["stopped"] is False
         assert 4_500 <= end["t_ms"] - final <= 5_500
@@ -169,7 +166,9 @@ def test_a_second_press_stops_an_auction_early(playing: Client) -> None:
     unit.ok("PRESS AUCTION")
     unit.advance(3_000)
     unit.ok("PRESS AUCTION")
-    assert unit.named("auction.end") == [{"t_ms": 3_000, "event": "auction.end", "stopped": True}]
+    assert unit.named("auction.end") == [
+        {"t_ms": unit.t0 + 3_000, "event": "auction.end", "stopped": True}
+    ]
     assert unit.state()["mode"] == "idle"
     assert "STOPPED" in unit.state()["screen"]
 
@@ -202,7 +201,7 @@ def test_hour_warnings_and_the_hour_end(playing: Client) -> None:
     warnings = unit.named("hour.warning")
     gaps = [b["t_ms"] - a["t_ms"] for a, b in itertools.pairwise(warnings)]
     assert gaps and gaps[-1] < gaps[0]
-    assert unit.named("hour.end") == [{"t_ms": 3_600_000, "event": "hour.end", "hour": 1}]
+    assert unit.named("hour.end") == [{"t_ms": unit.t0 + 3_600_000, "event": "hour.end", "hour": 1}]
     state = unit.state()
     assert state["mode"] == "hour_end" and state["hour_elapsed_ms"] == 3_600_000
     assert state["led"] == 1.0
@@ -248,7 +247,7 @@ def test_an_hour_of_play_through_the_protocol(playing: Client) -> None:
     assert len(unit.named("auction.start")) == len(unit.named("auction.end")) == 60
     assert all(e["stopped"] is False for e in unit.named("auction.end"))
     assert len(unit.named("permit")) == 120
-    assert unit.named("hour.end")[0]["t_ms"] == 3_600_000
+    assert unit.named("hour.end")[0]["t_ms"] == unit.t0 + 3_600_000
 
 
 # ----- bad input ------------------------------------------------------------------------
@@ -273,16 +272,16 @@ BAD = [
 @pytest.mark.parametrize(("line", "reply"), BAD)
 def test_a_bad_line_gets_err_and_the_unit_goes_on(unit: Client, line: str, reply: str) -> None:
     unit.ok("SWITCH ON")
-    got = unit.cmd(line)
+    got = unit.send(line)
     assert got.startswith(reply + " "), got
-    assert unit.cmd("PING") == "OK PONG"
+    assert unit.send("PING") == "OK PONG"
     assert unit.state()["power"] == "on"
 
 
 def test_virtual_only_arguments_are_checked(virtual: Client) -> None:
-    assert virtual.cmd("ADVANCE -1").startswith("ERR bad-argument ")
-    assert virtual.cmd("ADVANCE soon").startswith("ERR bad-argument ")
-    assert virtual.cmd("SEED x").startswith("ERR bad-argument ")
+    assert virtual.send("ADVANCE -1").startswith("ERR bad-argument ")
+    assert virtual.send("ADVANCE soon").startswith("ERR bad-argument ")
+    assert virtual.send("SEED x").startswith("ERR bad-argument ")
 
 
 def test_a_line_over_256_bytes_gets_err_line_too_long(unit: Client) -> None:
@@ -303,21 +302,18 @@ def test_binary_garbage_gets_err_and_crlf_is_accepted(unit: Client) -> None:
     assert unit.reply() == "OK PONG"
     unit.send_bytes(b"\x00\x01\x02\n")
     assert unit.reply().startswith("ERR unknown-command ")
-    assert unit.cmd("PING") == "OK PONG"
+    assert unit.send("PING") == "OK PONG"
 
 
 def test_advance_and_seed_are_not_allowed_on_a_real_clock() -> None:
-    client = simulator("--clock", "real", "--seed", "1")
-    try:
-        assert client.cmd("ADVANCE 10").startswith("ERR not-allowed ")
+    with Client.simulator(clock="real") as client:
+        assert client.send("ADVANCE 10").startswith("ERR not-allowed ")
         assert client.state()["clock"] == "real"
-    finally:
-        client.close()
 
 
-def test_seed_is_not_allowed_on_hardware(unit: Client, target: str) -> None:
-    if target == "sim":
-        assert unit.cmd("SEED 3") == "OK"
+def test_seed_is_not_allowed_on_hardware(unit: Client) -> None:
+    if unit.is_simulator:
+        assert unit.send("SEED 3") == "OK"
     else:
-        assert unit.cmd("SEED 3").startswith("ERR not-allowed ")
-        assert unit.cmd("ADVANCE 10").startswith("ERR not-allowed ")
+        assert unit.send("SEED 3").startswith("ERR not-allowed ")
+        assert unit.send("ADVANCE 10").startswith("ERR not-allowed ")

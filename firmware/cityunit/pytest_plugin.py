@@ -1,0 +1,74 @@
+"""cityunit's pytest plugin, installed with the package: a `cityunit` fixture for tests
+written against the console protocol, run unchanged on the simulator or on a real unit.
+
+    def test_an_auction_ends_within_50_s(cityunit):
+        cityunit.switch(True)
+        cityunit.press("auction")
+        assert cityunit.wait_for("auction.end", within_ms=50_000)["stopped"] is False
+
+`pytest` gives each test a fresh unit: one headless simulator for the session, sent back
+to power-on (RESET) before each test. `pytest --cityunit-target PORT` runs the same tests
+against the unit on PORT (a serial port, a pty, a pyserial URL), switched OFF before
+each; `--cityunit-clock real` runs the simulator in real time. Markers skip, with the
+reason, what a unit cannot do:
+
+- `@pytest.mark.virtual_clock`: needs time to move on demand (ADVANCE, long stretches);
+- `@pytest.mark.simulator`: needs a simulator (SEED, RESET);
+- `@pytest.mark.board`: needs a real unit (what a simulator allows and a board refuses).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from cityunit.client import Client
+
+MARKERS = {
+    "virtual_clock": "needs the virtual clock (time moved by ADVANCE)",
+    "simulator": "needs a simulator (SEED, RESET)",
+    "board": "needs a real unit behind --cityunit-target",
+}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("cityunit")
+    group.addoption(
+        "--cityunit-target", metavar="PORT",
+        help="run the cityunit fixture's tests against the unit on PORT (e.g. /dev/ttyACM0, "
+        "/dev/pts/5, socket://host:port) instead of a simulator",
+    )  # fmt: skip
+    group.addoption(
+        "--cityunit-clock", choices=("virtual", "real"), default="virtual",
+        help="the simulator's clock (default: virtual)",
+    )  # fmt: skip
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for name, text in MARKERS.items():
+        config.addinivalue_line("markers", f"{name}: {text}")
+
+
+@pytest.fixture(scope="session")
+def cityunit_connection(request: pytest.FixtureRequest) -> Iterator[Client]:
+    """The one connection of the session: to the target, or to a simulator started once."""
+    target = request.config.getoption("--cityunit-target")
+    clock = request.config.getoption("--cityunit-clock")
+    with Client.port(target) if target else Client.simulator(clock=clock) as client:
+        yield client
+
+
+@pytest.fixture
+def cityunit(cityunit_connection: Client, request: pytest.FixtureRequest) -> Client:
+    """A unit in a known state: a simulator at power-on, a real unit switched OFF."""
+    unit = cityunit_connection
+    unit.fresh()
+    needs = {mark.name for mark in request.node.iter_markers() if mark.name in MARKERS}
+    if "virtual_clock" in needs and not unit.virtual:
+        pytest.skip(MARKERS["virtual_clock"])
+    if "simulator" in needs and not unit.is_simulator:
+        pytest.skip(MARKERS["simulator"])
+    if "board" in needs and unit.is_simulator:
+        pytest.skip(MARKERS["board"])
+    return unit

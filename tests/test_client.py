@@ -1,0 +1,51 @@
+"""cityunit.client against a simulator it starts: errors, waiting for events, iterating."""
+
+from __future__ import annotations
+
+import pytest
+
+from cityunit.client import Client, ProtocolError
+
+
+def test_an_err_reply_is_a_protocol_error_with_its_code() -> None:
+    with Client.simulator(seed=1) as unit:
+        with pytest.raises(ProtocolError) as error:
+            unit.press("start")
+        assert error.value.code == "bad-argument"
+        assert unit.send("FROB").startswith("ERR unknown-command")
+        assert unit.ok("PING") == "PONG"
+
+
+def test_wait_for_returns_each_event_once_and_times_out_on_the_unit_clock() -> None:
+    with Client.simulator(seed=1) as unit:
+        unit.switch(True)
+        unit.press("auction")
+        end = unit.wait_for("auction.end", within_ms=60_000)
+        assert unit.wait_for("hour.start", within_ms=0, hour=1)["t_ms"] == 0, "already here"
+        with pytest.raises(TimeoutError, match=r"no hour\.start within 0 ms"):
+            unit.wait_for("hour.start", within_ms=0)
+        before = unit.state()["t_ms"]
+        with pytest.raises(TimeoutError):
+            unit.wait_for("permit", within_ms=5_000)
+        assert unit.state()["t_ms"] == before + 5_000, "exactly within_ms of unit time"
+        assert 13_000 <= end["t_ms"] <= 50_000
+
+
+def test_on_a_real_clock_wait_for_waits_in_real_time() -> None:
+    with Client.simulator(seed=1, clock="real") as unit:
+        assert not unit.virtual
+        unit.switch(True)
+        unit.press("build")
+        assert unit.wait_for("permit", within_ms=10_000)["value"] in (1, 2, 3, "station")
+
+
+def test_fresh_forgets_the_events_and_goes_back_to_power_on() -> None:
+    with Client.simulator(seed=1) as unit:
+        unit.switch(True)
+        unit.set("volume", "off")
+        unit.fresh()
+        assert unit.is_simulator and unit.events == []
+        assert unit.state()["power"] == "off" and unit.settings()["volume"] == "high"
+        events = unit.iter_events(timeout_s=0.2)
+        unit.switch(True)
+        assert [e["event"] for e in events][:2] == ["power", "hour.start"]
