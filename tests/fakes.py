@@ -8,6 +8,7 @@ import random
 import subprocess
 import sys
 import threading
+import tty
 from pathlib import Path
 
 from gpiozero.pins.mock import MockFactory, MockPWMPin
@@ -105,6 +106,28 @@ class Unit(subprocess.Popen):
 
 def run_unit(config: Path, **env: str) -> Unit:
     return Unit(config, **env)
+
+
+def cable() -> tuple[str, str]:
+    """Two pty device paths joined back to back, like a null-modem cable."""
+    ends = []
+    for _ in range(2):
+        master, slave = os.openpty()
+        tty.setraw(slave)
+        ends.append((master, slave, os.ttyname(slave)))
+
+    def pump(src: int, dst: int) -> None:
+        while True:
+            try:
+                data = os.read(src, 4096)
+            except OSError:
+                return
+            os.write(dst, data)
+
+    (a, _, a_path), (b, _, b_path) = ends
+    threading.Thread(target=pump, args=(a, b), daemon=True).start()
+    threading.Thread(target=pump, args=(b, a), daemon=True).start()
+    return a_path, b_path
 
 
 # ----- the display controller's memory, as the I2C bytes leave it -----------------------------

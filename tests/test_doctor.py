@@ -147,7 +147,7 @@ def test_service_not_installed_is_a_warning(tmp_path: Path) -> None:
 def test_an_invalid_config_is_each_line(tmp_path: Path) -> None:
     d = doctor(tmp_path, machine(tmp_path), config="[pins]\nauction = 2\nbuild = 99\n")
     assert d.run() == 1
-    assert [f.level for f in d.findings if f.what == "config"] == [FAIL, FAIL]
+    assert [f.level for f in d.findings if f.what == "config"] == [FAIL, FAIL, WARN]
 
 
 @pytest.mark.parametrize("flag", [[], ["--config", "/nonexistent.toml"]])
@@ -188,3 +188,9 @@ def test_pwm_advice_fits_the_reason(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     chosen = doctor(tmp_path / "other", tmp_path / "dev", config="[pwm]\nhardware = false\n")
     chosen.run()
     assert levels(chosen)["PWM"] == OK and "pwm.hardware = false" in report(chosen)
+
+
+def test_a_bad_config_says_the_running_service_keeps_its_own(tmp_path: Path) -> None:
+    d = doctor(tmp_path, machine(tmp_path), config="[game]\nlanguage = 3\n")
+    assert d.run() == 1
+    assert "game.language" in report(d) and "systemctl reload cityunit" in report(d)

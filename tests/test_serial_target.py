@@ -7,40 +7,15 @@ runs against the other end with --cityunit-target, as it would against /dev/ttyA
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
-import threading
-import tty
 from pathlib import Path
 
 import pytest
 
-from fakes import run_unit
+from fakes import cable, run_unit
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def cable() -> tuple[str, str]:
-    """Two pty device paths joined back to back, like a null-modem cable."""
-    ends = []
-    for _ in range(2):
-        master, slave = os.openpty()
-        tty.setraw(slave)
-        ends.append((master, slave, os.ttyname(slave)))
-
-    def pump(src: int, dst: int) -> None:
-        while True:
-            try:
-                data = os.read(src, 4096)
-            except OSError:
-                return
-            os.write(dst, data)
-
-    (a, _, a_path), (b, _, b_path) = ends
-    threading.Thread(target=pump, args=(a, b), daemon=True).start()
-    threading.Thread(target=pump, args=(b, a), daemon=True).start()
-    return a_path, b_path
 
 
 def test_the_hil_suite_passes_against_cityunit_run_over_a_serial_port(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ every pin. A board that fails half-built closes what it had opened.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import random
 from collections.abc import Callable
@@ -40,6 +41,20 @@ def configured_panel(config: Config) -> Panel | None:
     from cityunit.oled import LumaPanel  # luma's drivers, only where a panel is wired
 
     return LumaPanel(config.parts)
+
+
+# Rules the unit built its parts from: the button timings live in the debouncers.
+RESTART_RULES = {"buttons.debounce_ms", "buttons.long_press_ms"}
+
+
+def _differences(a: Config, b: Config) -> list[tuple[str, str]]:
+    """What differs between two configs: (section, the key's path in the file)."""
+    return [
+        (section, f.metadata["path"])
+        for section in ("rules", "pins", "parts", "system")
+        for f in dataclasses.fields(getattr(a, section))
+        if getattr(getattr(a, section), f.name) != getattr(getattr(b, section), f.name)
+    ]
 
 
 class Board:
@@ -94,6 +109,20 @@ class Board:
         served = Served(self.runtime, link, simulator, on_end)
         self._opened.callback(served.close)
         return served
+
+    def reload(self, config: Config) -> list[str]:
+        """A config re-read while running (loop thread): the game's rules and settings
+        apply at once; what the parts were built from cannot change under them. Returns
+        the keys that wait for a restart."""
+        waiting = [
+            path
+            for section, path in _differences(self.config, config)
+            if section != "rules" or path in RESTART_RULES
+        ]
+        self.unit.advance(self.clock.now_ms())
+        self.unit.game.reconfigure(config.rules)
+        self.config = dataclasses.replace(self.config, rules=config.rules, source=config.source)
+        return waiting
 
     def _edge(self, name: str, level: bool) -> None:
         """A GPIO callback's thread: stamped now, handled by the loop at that time."""

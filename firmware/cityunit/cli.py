@@ -9,6 +9,7 @@ import os
 import random
 import sys
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeAlias
 
@@ -51,9 +52,10 @@ def _serving(clock: Clock) -> Iterator[Inbox]:
 
 def _run(args: argparse.Namespace) -> int:
     from cityunit.clock import MonotonicClock
+    from cityunit.inbox import reload_on_hangup
 
     clock = MonotonicClock()
-    with _serving(clock) as inbox:
+    with _serving(clock) as inbox, reload_on_hangup(inbox):
         config = _config(args.config, system_default=True)
         if config is None:
             return 2
@@ -106,11 +108,27 @@ def _serve_unit(args: argparse.Namespace, config: Config, clock: Clock, inbox: I
         state_dir=_state_dir(config), inbox=inbox, heartbeat=heartbeat, status=notifier.status,
     ) as board:  # fmt: skip
         _serial_console(board, config)
+        board.runtime.on_reload = partial(_reload, board, args.config)
         pwm = ", ".join(board.parts.hardware_pwm) or "none: software PWM"
         log.info("cityunit %s running (%s); PWM hardware for %s", __version__, config.source, pwm)
         board.runtime.run(ready=notifier.ready)
         notifier.stopping()
     return 0
+
+
+def _reload(board: Board, path: Path | None) -> None:
+    """`systemctl reload cityunit`: the file read again; a bad one changes nothing."""
+    from cityunit.config import ConfigError, load
+
+    try:
+        config = load(path)
+    except ConfigError as e:
+        log.error("config not reloaded, the unit keeps the one it has: %s", " | ".join(e.lines))
+        return
+    waiting = board.reload(config)
+    log.info("config reloaded from %s", config.source)
+    if waiting:
+        log.warning("%s apply at the next restart (systemctl restart cityunit)", ", ".join(waiting))
 
 
 def _serial_console(board: Board, config: Config) -> None:

@@ -58,6 +58,11 @@ class Doctor:
     def run(self) -> int:
         config = self.check_config()
         service_active = self.check_service()
+        if config is None and service_active:
+            self.say(
+                WARN, "config", "the running service keeps the config it started with (or last "
+                "reloaded); fix the file, then `sudo systemctl reload cityunit`",
+            )  # fmt: skip
         if config is not None:
             self.check_gpio(config, service_active)
             self.check_pwm(config, service_active)

@@ -130,6 +130,18 @@ class Game:
         if self.clock.running:
             self.schedule()
 
+    def reconfigure(self, config: Rules) -> None:
+        """The config file, re-read while running: its rules apply, except the settings
+        the table changed and the file did not (as after a restart: the maker's edit wins)."""
+        before, table = settings.read(self.config_rules), settings.read(self.rules)
+        kept = {
+            name: choice
+            for name, choice in table.items()
+            if before[name] == settings.read(config)[name] and choice != before[name]
+        }
+        self.config_rules = config
+        self.set_rules(settings.apply(config, kept))
+
     # ----- kept across restarts -------------------------------------------------------
 
     def saved(self, now: int, power: bool) -> dict[str, Any]:

@@ -34,7 +34,12 @@ class Stop:
     t: int
 
 
-Work = Input | Stop | Callable[[], None]
+@dataclass(frozen=True)
+class Reload:
+    """Read the config file again (SIGHUP: `systemctl reload cityunit`)."""
+
+
+Work = Input | Stop | Reload | Callable[[], None]
 
 
 class Inbox:
@@ -129,3 +134,17 @@ def stop_on_signals(stop: Callable[[], None], inbox: Inbox) -> Iterator[None]:
 
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+@contextlib.contextmanager
+def reload_on_hangup(inbox: Inbox) -> Iterator[None]:
+    """SIGHUP asks the loop to read the config again (instead of ending the process, its
+    default), from the moment this is in place, start-up included. Main thread only."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.signal(signal.SIGHUP, lambda signum, frame: inbox.put(Reload()))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGHUP, before)

@@ -22,7 +22,7 @@ from cityunit import store
 from cityunit.clock import Clock
 from cityunit.display import Display
 from cityunit.events import OUTPUT_CHANGES, Event
-from cityunit.inbox import Inbox, Input, Stop, Work
+from cityunit.inbox import Inbox, Input, Reload, Stop, Work
 from cityunit.parts import Parts
 from cityunit.unit import Snapshot, Unit
 
@@ -65,6 +65,7 @@ class Runtime:
         self._heartbeat = heartbeat  # (every ms, what): e.g. feeding systemd's watchdog
         self._heartbeat_due: int | None = None if heartbeat is None else clock.now_ms()
         self._status = status  # told a line such as "hour 2, auction" on each change
+        self.on_reload: Callable[[], None] | None = None  # what a Reload does
 
     # ----- work from other threads ---------------------------------------------------
 
@@ -111,6 +112,9 @@ class Runtime:
                 self.stopped = True
                 self.settle()
                 return
+            elif isinstance(item, Reload):
+                if self.on_reload is not None:
+                    self.on_reload()
             else:
                 item()
         self._run_later(self.clock.now_ms())

@@ -1,0 +1,80 @@
+"""`systemctl reload cityunit`: the config read again while the unit runs."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+import tomllib
+from pathlib import Path
+
+from cityunit.board import Board
+from cityunit.clock import VirtualClock
+from cityunit.config import parse
+from fakes import cable, mock_factory, run_unit
+
+FILE = """
+[game]
+language = "en"
+[sound]
+volume = "high"
+[auction]
+min_s = 13
+"""
+
+
+def test_the_files_rules_apply_and_the_tables_settings_stay_unless_edited() -> None:
+    board = Board(parse({}, "a"), VirtualClock(), pin_factory=mock_factory(), panel=None)
+    with board:
+        board.unit.set_setting("volume", "low", 0)  # the table's own choice
+        edited = """
+[game]
+language = "fr"
+[auction]
+min_s = 20
+[pins]
+led = 12
+[buttons]
+long_press_ms = 2000
+"""
+        waiting = board.reload(parse(tomllib.loads(edited), "b"))
+        rules = board.unit.game.rules
+        assert rules.language == "fr", "the maker's edit applies at once"
+        assert rules.volume == "low", "the table's setting stays: the file did not change it"
+        assert rules.auction_min_s == 20
+        assert waiting == ["buttons.long_press_ms", "pins.led"]
+        assert board.config.rules == parse(tomllib.loads(edited), "b").rules
+
+
+def test_sighup_reloads_a_running_unit_and_a_bad_file_changes_nothing(tmp_path: Path) -> None:
+    unit_end, tester_end = cable()
+    config = tmp_path / "config.toml"
+    head = f'[display]\ndriver = "none"\n[console]\nport = "{unit_end}"\n'
+    config.write_text(head + FILE)
+    unit = run_unit(config)
+    try:
+        fd = os.open(tester_end, os.O_RDWR | os.O_NOCTTY)
+
+        def settings() -> str:
+            os.write(fd, b"SETTINGS\n")
+            got = b""
+            while not got.endswith(b"\n"):
+                got += os.read(fd, 4096)
+            return got.decode()
+
+        assert '"language":"en"' in settings()
+        config.write_text(head + FILE.replace('"en"', '"fr"'))
+        unit.send_signal(signal.SIGHUP)
+        deadline = time.monotonic() + 30
+        while '"language":"fr"' not in settings():  # the reload is handled in its turn
+            assert time.monotonic() < deadline, "".join(unit.log)
+        config.write_text(head + "[game]\nlanguage = 3\n")
+        unit.send_signal(signal.SIGHUP)
+        while not any("config not reloaded" in line for line in unit.log):
+            assert time.monotonic() < deadline, "".join(unit.log)
+        assert '"language":"fr"' in settings() and unit.poll() is None
+        os.close(fd)
+    finally:
+        unit.terminate()
+        assert unit.finish() == 0
+    assert any("config.toml: game.language: must be" in line for line in unit.log)
