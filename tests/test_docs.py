@@ -17,7 +17,8 @@ import pytest
 from cityunit import __version__
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCS = [ROOT / "README.md", ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOCS = [ROOT / "README.md", ROOT / "CHANGELOG.md", ROOT / "hardware" / "README.md",
+        *sorted((ROOT / "docs").glob("*.md"))]  # fmt: skip
 # Printable area of both A4 (210 x 297 mm) and Letter (215.9 x 279.4 mm) with a
 # printer's margins of 10 mm a side.
 PAGE_MM = (190.0, 259.0)
