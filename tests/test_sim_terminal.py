@@ -17,6 +17,7 @@ from cityunit.config import Config
 from cityunit.render import render
 from cityunit.screens import HourScreen
 from cityunit_sim.board import SimBoard
+from cityunit_sim.clock import HandClock
 from cityunit_sim.terminal import Terminal, braille
 
 
@@ -112,3 +113,45 @@ def test_a_terminal_without_utf_8_gets_the_same_screen_in_ascii() -> None:
     assert ascii_line("│" + chr(0x28FF) + chr(0x2800) + chr(0x2801) + "│") == "|# .|"
     assert ascii_line(" LED ███░░ ♪ 2093 Hz · x2") == " LED ###.. ~ 2093 Hz - x2"
     assert ascii_line("┌─ é") == "+- ?"
+
+
+class RealTime:
+    """Real time for a HandClock, moved by the test: nothing sleeps."""
+
+    def __init__(self) -> None:
+        self.ns = 0
+
+    def __call__(self) -> int:
+        return self.ns
+
+
+def test_at_speed_60_a_tap_is_a_tap_and_a_long_press_a_real_1_5_s() -> None:
+    real = RealTime()
+    with SimBoard(Config(), HandClock(60, real), seed=2) as board:
+        term, modes = Terminal(board, speed=60), []
+
+        def wait(ms: int) -> None:
+            real.ns += ms * 1_000_000
+            term.release_due()
+            board.runtime.pump()
+            modes.append(board.runtime.snapshot.mode)
+
+        board.runtime.pump()
+        term.key(" ")
+        wait(1_000)
+        assert board.clock.now_ms() == 60_000, "a minute of play in a second"
+        term.key("a")
+        for _ in range(4):
+            wait(50)  # the terminal's own pace: the tap's 100 ms, then the debounce
+        assert modes[-1] == "auction" and "settings" not in modes
+        wait(2_000)  # the auction, 13 to 50 s, at x60
+        term.hold(("build",), 1_600)
+        wait(1_600)
+        assert modes[-1] == "settings", "a real 1.6 s hold is a long press: the menu"
+        wait(1_000)
+        assert modes[-1] == "settings", "the menu is worked by hand: it waits in real time"
+        wait(30_000)
+        assert modes[-1] == "idle", "closed after 30 s untouched"
+        before = board.clock.now_ms()
+        wait(1_000)
+        assert board.clock.now_ms() - before == 60_000, "and the game runs at x60 again"

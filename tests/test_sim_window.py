@@ -9,30 +9,36 @@ from pathlib import Path
 import pygame
 import pytest
 from PIL import Image
+from test_sim_terminal import RealTime
 
-from cityunit.clock import VirtualClock
+from cityunit.clock import Clock, VirtualClock
 from cityunit.config import Config
 from cityunit.events import Event, EventKind
 from cityunit.render import HEIGHT, WIDTH
 from cityunit_sim.board import SimBoard
+from cityunit_sim.clock import HandClock
 from cityunit_sim.sound import Speaker
 from cityunit_sim.view import BUTTONS, CENTER, RADIUS, SCALE, SWITCH, UnitView
 from cityunit_sim.window import Window, run_demo
 
 assert os.environ["SDL_VIDEODRIVER"] == "dummy"  # set by tests/conftest.py
+REAL = RealTime()  # a HandClock's real time, moved by Play.wait
 
 
 class Play:
     """A window on a virtual clock: the test moves time and clicks, then looks."""
 
-    def __init__(self, record: Path | None = None) -> None:
-        self.board = SimBoard(Config(), VirtualClock(), seed=4)
+    def __init__(self, record: Path | None = None, clock: Clock | None = None) -> None:
+        self.board = SimBoard(Config(), clock or VirtualClock(), seed=4)
         self.window = Window(self.board, record=record)
         self.clock = self.board.runtime.clock
         self.board.runtime.pump()
 
     def wait(self, ms: int) -> Play:
-        self.clock.set_ms(self.clock.now_ms() + ms)
+        if isinstance(self.clock, VirtualClock):
+            self.clock.set_ms(self.clock.now_ms() + ms)
+        else:
+            REAL.ns += ms * 1_000_000
         self.board.runtime.pump()
         self.window.frame()
         return self
@@ -127,6 +133,16 @@ def test_both_keys_held_pause_the_game(play: Play) -> None:
     play.key(pygame.K_a, True).key(pygame.K_b, True).wait(1_600)
     play.key(pygame.K_a, False).key(pygame.K_b, False)
     assert play.board.runtime.snapshot.paused
+
+
+def test_at_speed_60_a_key_tap_is_a_tap_and_a_real_hold_a_long_press() -> None:
+    with Play(clock=HandClock(60, REAL)) as play:
+        play.key(pygame.K_SPACE, True).wait(1_000)
+        play.key(pygame.K_b, True).wait(100).key(pygame.K_b, False).wait(50)
+        assert play.board.runtime.snapshot.mode == "permit"
+        play.wait(1_000)  # the permit's 20 s
+        play.key(pygame.K_b, True).wait(1_600).key(pygame.K_b, False).wait(1_000)
+        assert play.board.runtime.snapshot.mode == "settings"
 
 
 def test_escape_and_closing_the_window_quit(play: Play) -> None:

@@ -163,17 +163,25 @@ def _sim_mode(args: argparse.Namespace) -> str:
 
 def _sim(args: argparse.Namespace) -> int:
     from cityunit.clock import MonotonicClock, VirtualClock
+    from cityunit_sim.clock import HandClock
 
     if args.speed <= 0:
         print("cityunit sim: --speed must be above 0", file=sys.stderr)
         return 2
+    mode = _sim_mode(args)
     virtual = args.clock == "virtual" or args.demo
-    clock: Clock = VirtualClock() if virtual else MonotonicClock(args.speed)
+    # Hands keep real time in the window and the terminal; the protocol's is the unit's.
+    clock: Clock = (
+        VirtualClock()
+        if virtual
+        else HandClock(args.speed)
+        if mode != "headless"
+        else MonotonicClock(args.speed)
+    )
     with _serving(clock) as inbox:
         config = _config(args.config, system_default=False)
         if config is None:
             return 2
-        mode = _sim_mode(args)
         if virtual and mode != "headless" and not args.demo:
             print("cityunit sim: --clock virtual needs --headless (or --demo)", file=sys.stderr)
             return 2

@@ -18,7 +18,9 @@ from cityunit.clock import Clock
 from cityunit.config import Config
 from cityunit.events import Event
 from cityunit.inbox import Inbox
+from cityunit.modes.menu import Menu
 from cityunit.render import HEIGHT, WIDTH
+from cityunit_sim.clock import HandClock
 
 
 def event_line(event: Event) -> str:
@@ -70,6 +72,9 @@ class SimBoard(Board):
             config, clock, pin_factory=self.factory, panel=self.oled, seed=seed,
             state_dir=state_dir, inbox=inbox,
         )  # fmt: skip
+        self.hands = clock if isinstance(clock, HandClock) else None
+        if self.hands is not None:
+            self.runtime.after_step.append(self._menu_in_real_time)
 
     @property
     def oled_image(self) -> Image.Image | None:
@@ -80,3 +85,15 @@ class SimBoard(Board):
         """The mock pin of a part: 'auction', 'build', 'power', 'led' or 'buzzer'."""
         pin: MockPWMPin = self.factory.pin(getattr(self.config.pins, part))
         return pin
+
+    def press(self, part: str, down: bool) -> None:
+        """A hand pressing or letting go of a button: on a HandClock, held in real time."""
+        if self.hands is not None:
+            self.hands.handled(part, down)
+        pin = self.pin(part)
+        pin.drive_low() if down else pin.drive_high()  # buttons pull the pin low
+
+    def _menu_in_real_time(self) -> None:
+        """(The loop's thread, after each step, so its next sleep is at the new rate.)"""
+        assert self.hands is not None
+        self.hands.handled("menu", isinstance(self.unit.mode, Menu))

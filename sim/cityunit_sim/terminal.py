@@ -12,7 +12,6 @@ import curses
 import locale
 import logging
 import threading
-import time
 from collections import deque
 
 from PIL import Image
@@ -67,7 +66,7 @@ class Terminal:
         self.board = board
         self.speed = speed
         self.log: deque[str] = deque(maxlen=6)
-        self._releases: list[tuple[float, str]] = []
+        self._releases: list[tuple[int, str]] = []
         board.runtime.listeners.append(self._event)
 
     def _event(self, event: Event) -> None:
@@ -78,10 +77,11 @@ class Terminal:
         self.log.append(f"{'':>11}  ! {text}")
 
     def hold(self, parts: tuple[str, ...], ms: int) -> None:
-        """Press parts now and release them `ms` of real time later."""
+        """Press parts now and release them `ms` later: unit time, which runs at real
+        speed while a button is held (HandClock), so a tap stays a tap at any --speed."""
         for part in parts:
-            self.board.pin(part).drive_low()
-            self._releases.append((time.monotonic() + ms / 1000, part))
+            self.board.press(part, True)
+            self._releases.append((self.board.clock.now_ms() + ms, part))
 
     def key(self, ch: str) -> bool:
         """Act on one key; False to quit."""
@@ -100,10 +100,10 @@ class Terminal:
         return True
 
     def release_due(self) -> None:
-        now = time.monotonic()
+        now = self.board.clock.now_ms()
         for due in [r for r in self._releases if r[0] <= now]:
             self._releases.remove(due)
-            self.board.pin(due[1]).drive_high()
+            self.board.press(due[1], False)
 
     def lines(self) -> list[str]:
         """Everything on the terminal, top to bottom."""

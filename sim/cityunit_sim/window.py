@@ -75,11 +75,11 @@ class Window:
         self._mouse: str | None = None
 
     def press(self, part: str, down: bool) -> None:
-        pin = self.board.pin(part)
-        pin.drive_low() if down else pin.drive_high()
+        self.board.press(part, down)
 
     def toggle_switch(self) -> None:
-        self.press("power", self.board.pin("power").state != 0)
+        pin = self.board.pin("power")
+        pin.drive_low() if pin.state != 0 else pin.drive_high()
 
     def handle(self, event: pygame.event.Event) -> bool:
         """One window event; False when the person asked to quit."""
