@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import pty
 import select
+import struct
 import subprocess
 import sys
+import termios
 import time
+from collections.abc import Iterator
 
 import pyte
 from PIL import Image
@@ -18,7 +23,7 @@ from cityunit.render import render
 from cityunit.screens import HourScreen
 from cityunit_sim.board import SimBoard
 from cityunit_sim.clock import HandClock
-from cityunit_sim.terminal import Terminal, braille
+from cityunit_sim.terminal import KEYS, Terminal, braille
 
 
 def test_braille_keeps_every_pixel() -> None:
@@ -74,25 +79,32 @@ def read_screen(fd: int, screen: pyte.Screen, stream: pyte.ByteStream, want: str
     raise AssertionError(f"{want!r} never showed:\n" + "\n".join(screen.display))
 
 
-def test_the_curses_ui_runs_in_a_pty_and_takes_keys() -> None:
+@contextlib.contextmanager
+def curses_sim(rows: int, cols: int, *args: str) -> Iterator[tuple[int, pyte.Screen]]:
+    """`cityunit sim` in a pty of `rows` x `cols`, with no display: its terminal UI."""
     master, slave = pty.openpty()
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
-    env |= {"TERM": "xterm-256color", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "COLUMNS": "100",
-            "LINES": "32"}  # fmt: skip
+    env |= {"TERM": "xterm-256color", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
+            "COLUMNS": str(cols), "LINES": str(rows)}  # fmt: skip
     env.pop("SDL_VIDEODRIVER", None)
-    import fcntl
-    import struct
-    import termios
-
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 32, 100, 0, 0))
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "cityunit", "sim", "--seed", "2"],
+        [sys.executable, "-m", "cityunit", "sim", *args],
         stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True,
     )  # fmt: skip
     os.close(slave)
-    screen = pyte.Screen(100, 32)
-    stream = pyte.ByteStream(screen)
     try:
+        yield master, pyte.Screen(cols, rows)
+        os.write(master, b"q")
+        assert proc.wait(timeout=10) == 0
+    finally:
+        proc.kill()
+        os.close(master)
+
+
+def test_the_curses_ui_runs_in_a_pty_and_takes_keys() -> None:
+    with curses_sim(32, 100, "--seed", "2") as (master, screen):
+        stream = pyte.ByteStream(screen)
         read_screen(master, screen, stream, "switch OFF")
         os.write(master, b" ")
         read_screen(master, screen, stream, "mode idle")
@@ -100,11 +112,17 @@ def test_the_curses_ui_runs_in_a_pty_and_takes_keys() -> None:
         text = read_screen(master, screen, stream, "permit value=")
         assert "⣿" in text, "the OLED drawn in braille"
         assert "LED" in text and "buzzer" in text
-        os.write(master, b"q")
-        assert proc.wait(timeout=10) == 0
-    finally:
-        proc.kill()
-        os.close(master)
+
+
+def test_an_80x24_terminal_shows_the_keys_and_a_tap_is_a_tap_at_speed_60() -> None:
+    with curses_sim(24, 80, "--seed", "2", "--speed", "60") as (master, screen):
+        stream = pyte.ByteStream(screen)
+        read_screen(master, screen, stream, "q quit")
+        assert screen.display[-1].strip() == KEYS, "the keys, on the last line"
+        os.write(master, b" ")
+        read_screen(master, screen, stream, "mode idle")
+        os.write(master, b"a")
+        read_screen(master, screen, stream, "auction.start")
 
 
 def test_a_terminal_without_utf_8_gets_the_same_screen_in_ascii() -> None:

@@ -18,8 +18,8 @@ from cityunit.render import HEIGHT, WIDTH
 from cityunit_sim.board import SimBoard
 from cityunit_sim.clock import HandClock
 from cityunit_sim.sound import Speaker
-from cityunit_sim.view import BUTTONS, CENTER, RADIUS, SCALE, SWITCH, UnitView
-from cityunit_sim.window import Window, run_demo
+from cityunit_sim.view import BODY, BUTTONS, CENTER, RADIUS, SCALE, SIZE, SWITCH, TONE_AT, UnitView
+from cityunit_sim.window import Window, fit, run_demo
 
 assert os.environ["SDL_VIDEODRIVER"] == "dummy"  # set by tests/conftest.py
 REAL = RealTime()  # a HandClock's real time, moved by Play.wait
@@ -44,8 +44,11 @@ class Play:
         return self
 
     def mouse(self, pos: tuple[int, int], down: bool) -> Play:
+        """A click at `pos` in the drawing, wherever the window shows it."""
+        rect = self.window.placed()
+        at = (rect.x + pos[0] * rect.w // SIZE[0], rect.y + pos[1] * rect.h // SIZE[1])
         kind = pygame.MOUSEBUTTONDOWN if down else pygame.MOUSEBUTTONUP
-        assert self.window.handle(pygame.event.Event(kind, pos=pos, button=1))
+        assert self.window.handle(pygame.event.Event(kind, pos=at, button=1))
         return self.wait(0)
 
     def click(self, pos: tuple[int, int], hold_ms: int = 100) -> Play:
@@ -143,6 +146,31 @@ def test_at_speed_60_a_key_tap_is_a_tap_and_a_real_hold_a_long_press() -> None:
         play.wait(1_000)  # the permit's 20 s
         play.key(pygame.K_b, True).wait(1_600).key(pygame.K_b, False).wait(1_000)
         assert play.board.runtime.snapshot.mode == "settings"
+
+
+def test_the_window_opens_to_fit_the_screen_and_scales_when_resized(play: Play) -> None:
+    assert fit((1366 - 40, 768 - 100), most=1) == (534, 668), "the footer is on screen"
+    assert fit((1920, 1200), most=1) == SIZE, "never blown up at first"
+    assert pygame.display.get_surface().get_size() == fit((1024 - 40, 768 - 100), most=1)
+    play.window.handle(pygame.event.Event(pygame.VIDEORESIZE, size=(900, 400), w=900, h=400))
+    play.click(SWITCH.center).click(BUILD).wait(0)
+    assert play.board.runtime.snapshot.mode == "permit", "clicks land on the scaled buttons"
+    screen = pygame.display.get_surface()
+    assert screen.get_size() == (900, 400) and play.window.placed() == (290, 0, 320, 400)
+    assert tuple(screen.get_at((450, 205)))[:3] == BODY, "(320, 410) drawn, at half size"
+    assert tuple(screen.get_at((10, 200)))[:3] == tuple(screen.get_at((890, 200)))[:3]
+
+
+def test_the_note_before_the_tone_is_drawn(play: Play) -> None:
+    """(The bundled font has no ♪: as a character it showed blank.)"""
+
+    def lit() -> bool:
+        x, y = TONE_AT
+        return any(play.pixel((x + dx, y + dy))[0] > 150 for dx in range(14) for dy in range(18))
+
+    assert not lit(), "silent"
+    play.click(SWITCH.center)  # the power-on tune
+    assert play.board.pin("buzzer").frequency and lit()
 
 
 def test_escape_and_closing_the_window_quit(play: Play) -> None:

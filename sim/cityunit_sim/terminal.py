@@ -3,7 +3,8 @@
 A terminal reports keys but never their release, so a key is a press of a set length:
 `a`/`b` tap, `A`/`B` hold 2 s (a long press), `p` holds both (pause), `X` holds both
 for 6 s (the safe-shutdown gesture, with the switch OFF). The pins move exactly as
-under a finger, so the real input path runs.
+under a finger, so the real input path runs. It fits 80x24: a shorter terminal gets
+fewer events, never fewer keys.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from cityunit.events import OUTPUT_CHANGES, Event
 from cityunit_sim.board import SimBoard, event_line
 
 TAP_MS, LONG_MS, PAUSE_MS, SHUTDOWN_MS = 100, 2_000, 2_000, 6_000
+EVENTS = 6  # the event pane's lines, where the terminal has room
 KEYS = "a/b tap · A/B long press · p pause · space switch · X shutdown (OFF) · q quit"
 # Braille cells are 2 dots wide and 4 high; bit of each dot, by (x, y) in the cell.
 DOTS = {(0, 0): 0x01, (0, 1): 0x02, (0, 2): 0x04, (1, 0): 0x08,
@@ -65,7 +67,7 @@ class Terminal:
     def __init__(self, board: SimBoard, speed: float = 1.0) -> None:
         self.board = board
         self.speed = speed
-        self.log: deque[str] = deque(maxlen=6)
+        self.log: deque[str] = deque(maxlen=EVENTS)
         self._releases: list[tuple[int, str]] = []
         board.runtime.listeners.append(self._event)
 
@@ -105,8 +107,9 @@ class Terminal:
             self._releases.remove(due)
             self.board.press(due[1], False)
 
-    def lines(self) -> list[str]:
-        """Everything on the terminal, top to bottom."""
+    def lines(self, rows: int = 27) -> list[str]:
+        """Everything on the terminal, top to bottom, in at most `rows` lines: the events
+        get what the rest leaves (6 at most), and the keys always show."""
         board, snapshot = self.board, self.board.runtime.snapshot  # posted by the loop thread
         led = float(board.pin("led").state or 0.0)
         hz = board.pin("buzzer").frequency if board.config.parts.buzzer == "passive" else None
@@ -127,10 +130,9 @@ class Terminal:
             f"   hour {snapshot.hour or '-'} {elapsed // 60:02d}:{elapsed % 60:02d}"
             f"   mode {snapshot.mode}{'  PAUSED' if snapshot.paused else ''}"
         )
-        out += [" " + line for line in reversed(list(self.log))]  # appended by the loop
-        out += [""] * (6 - len(self.log))
-        out.append(" " + KEYS)
-        return out
+        events = [" " + line for line in reversed(list(self.log))]  # appended by the loop
+        out += (events + [""] * EVENTS)[: min(EVENTS, rows - len(out) - 1)]
+        return [*out[: rows - 1], " " + KEYS]
 
     def run(self) -> int:
         locale.setlocale(locale.LC_ALL, "")
@@ -156,7 +158,7 @@ class Terminal:
                 self.release_due()
                 screen.erase()
                 height, width = screen.getmaxyx()
-                for y, line in enumerate(self.lines()[: height - 1]):
+                for y, line in enumerate(self.lines(height)):
                     screen.addstr(y, 0, (ascii_line(line) if plain else line)[: width - 1])
                 screen.refresh()
                 try:

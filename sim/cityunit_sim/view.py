@@ -24,6 +24,7 @@ RADIUS = 262
 SCALE = 3
 OLED_AT = (CENTER[0] - WIDTH * SCALE // 2, 176)
 LED_AT = (320, 112)
+TONE_AT = (520, 622)  # a fixed place, clear of the longest clock line
 
 BG = (28, 31, 36)
 BODY = (232, 228, 220)
@@ -170,6 +171,13 @@ class UnitView:
             x = SWITCH.left - 12 - text.get_width() if side < 0 else SWITCH.right + 12
             self.surface.blit(text, (x, SWITCH.centery - text.get_height() // 2))
 
+    def _note(self, at: tuple[int, int], color: tuple[int, int, int]) -> None:
+        """A quaver, drawn: the bundled font has no ♪."""
+        x, y = at
+        pygame.draw.ellipse(self.surface, color, (x, y + 10, 8, 6))
+        pygame.draw.line(self.surface, color, (x + 7, y + 12), (x + 7, y + 1), 2)
+        pygame.draw.line(self.surface, color, (x + 7, y + 1), (x + 11, y + 6), 2)
+
     def _panel(self, now_ms: int) -> None:
         snapshot = self.board.runtime.snapshot  # posted by the loop thread
         seconds = now_ms // 1000
@@ -179,15 +187,19 @@ class UnitView:
             if self.board.config.parts.buzzer == "passive"
             else None
         )
-        tone = f"♪ {hz:.0f} Hz" if hz else "silent"
         speed = f"  ×{self.speed:g}" if self.speed != 1 else ""
         elapsed = snapshot.clock.elapsed(now_ms) // 1000
         hour = f"hour {snapshot.hour or '-'} {elapsed // 60:02d}:{elapsed % 60:02d}"
-        lines = [(f"unit time {clock}{speed}   {hour}   {snapshot.mode}   {tone}", (220, 225, 235))]
-        lines += [(line, DIM) for line in reversed(list(self.log))]  # appended by the loop
-        y = 622
-        for text, color in lines:
-            self.surface.blit(self._mono.render(text, True, color), (18, y))
+        bright = (220, 225, 235)
+        text = f"unit time {clock}{speed}   {hour}   {snapshot.mode}"
+        self.surface.blit(self._mono.render(text, True, bright), (18, 622))
+        if hz:
+            self._note(TONE_AT, bright)
+        tone = self._mono.render(f"{hz:.0f} Hz" if hz else "silent", True, bright)
+        self.surface.blit(tone, (TONE_AT[0] + 16, TONE_AT[1]))
+        y = 643
+        for line in reversed(list(self.log)):  # appended by the loop
+            self.surface.blit(self._mono.render(line, True, DIM), (18, y))
             y += 21
         help_text = self._small.render(KEYS, True, (120, 125, 135))
         self.surface.blit(help_text, help_text.get_rect(center=(SIZE[0] // 2, SIZE[1] - 16)))

@@ -1,15 +1,17 @@
 """The simulator's window: pygame owns the main thread, the firmware's loop runs beside it.
 
 Clicks and keys move the board's mock pins, so every press goes through the real
-input path (debouncing, gestures). `--record` saves what the window shows; `--demo`
-plays a scripted auction and two permit draws on the virtual clock, the way the
-README's recording was made.
+input path (debouncing, gestures). The unit is drawn at one size and scaled to the
+window, which opens to fit the screen and can be resized. `--record` saves what the
+window shows, at the drawn size; `--demo` plays a scripted auction and two permit draws
+on the virtual clock, the way the README's recording was made.
 """
 
 from __future__ import annotations
 
 import itertools
 import logging
+import math
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,12 +23,19 @@ from cityunit.clock import VirtualClock
 from cityunit.events import EventKind
 from cityunit_sim.board import SimBoard
 from cityunit_sim.sound import Speaker
-from cityunit_sim.view import SIZE, UnitView
+from cityunit_sim.view import BG, SIZE, UnitView
 
 log = logging.getLogger(__name__)
 
 FPS = 30
 KEY_PARTS = {pygame.K_a: "auction", pygame.K_b: "build"}
+MARGIN = (40, 100)  # room left on the screen for a title bar, a panel, a dock
+
+
+def fit(room: tuple[int, int], most: float = math.inf) -> tuple[int, int]:
+    """The largest size of the drawing, its shape kept, within `room`, at most `most`x."""
+    scale = min(room[0] / SIZE[0], room[1] / SIZE[1], most)
+    return max(1, round(SIZE[0] * scale)), max(1, round(SIZE[1] * scale))
 
 
 class Recorder:
@@ -67,8 +76,11 @@ class Window:
     def __init__(self, board: SimBoard, speed: float = 1.0, record: Path | None = None) -> None:
         pygame.display.init()
         pygame.font.init()
-        self.surface = pygame.display.set_mode(SIZE)
+        screen = pygame.display.get_desktop_sizes()[0]
+        room = (screen[0] - MARGIN[0], screen[1] - MARGIN[1])
+        pygame.display.set_mode(fit(room, most=1), pygame.RESIZABLE)
         pygame.display.set_caption("cityunit: the MONOPOLY CITY unit, simulated")
+        self.surface = pygame.Surface(SIZE)  # the drawing, at its own size
         self.board = board
         self.view = UnitView(board, self.surface, speed)
         self.recorder = Recorder(record) if record else None
@@ -80,6 +92,18 @@ class Window:
     def toggle_switch(self) -> None:
         pin = self.board.pin("power")
         pin.drive_low() if pin.state != 0 else pin.drive_high()
+
+    def placed(self) -> pygame.Rect:
+        """Where the drawing goes in the window: scaled to fit, centred."""
+        screen = pygame.display.get_surface().get_rect()
+        rect = pygame.Rect((0, 0), fit(screen.size))
+        rect.center = screen.center
+        return rect
+
+    def in_drawing(self, pos: tuple[int, int]) -> tuple[int, int]:
+        """A window position as a position in the drawing."""
+        rect = self.placed()
+        return ((pos[0] - rect.x) * SIZE[0] // rect.w, (pos[1] - rect.y) * SIZE[1] // rect.h)
 
     def handle(self, event: pygame.event.Event) -> bool:
         """One window event; False when the person asked to quit."""
@@ -94,8 +118,11 @@ class Window:
                 self.toggle_switch()
         elif event.type == pygame.KEYUP and event.key in KEY_PARTS:
             self.press(KEY_PARTS[event.key], False)
+        elif event.type == pygame.VIDEORESIZE:
+            if pygame.display.get_surface().get_size() != event.size:  # pygame 2 resized it
+                pygame.display.set_mode(event.size, pygame.RESIZABLE)
         elif event.type == pygame.MOUSEBUTTONDOWN and event.button == 1:
-            part = self.view.hit(event.pos)
+            part = self.view.hit(self.in_drawing(event.pos))
             if part == "power":
                 self.toggle_switch()
             elif part is not None:
@@ -109,6 +136,12 @@ class Window:
     def frame(self) -> None:
         now = self.board.runtime.clock.now_ms()
         self.view.draw(now)
+        screen, rect = pygame.display.get_surface(), self.placed()
+        screen.fill(BG)
+        drawing = self.surface
+        if rect.size != SIZE:
+            drawing = pygame.transform.smoothscale(drawing, rect.size)
+        screen.blit(drawing, rect)
         pygame.display.flip()
         if self.recorder is not None:
             self.recorder.add(self.surface, now)
