@@ -147,14 +147,21 @@ def _serial_console(board: Board, config: Config) -> None:
 
 
 def _sim_mode(args: argparse.Namespace) -> str:
-    """headless, terminal or window: what was asked for, else what this machine can show."""
+    """headless, terminal or window: what was asked for, else what this machine can show.
+
+    An option only one mode has asks for it: --console or --clock virtual the protocol
+    (headless), --record the window."""
     from cityunit_sim import has_display
 
     if args.headless:
         return "headless"
     if args.terminal:
         return "terminal"
-    if args.window or args.demo or has_display():
+    if args.window or args.demo:
+        return "window"
+    if args.console is not None or args.clock == "virtual":
+        return "headless"
+    if args.record is not None or has_display():
         return "window"
     if sys.stdin.isatty() and sys.stdout.isatty():
         return "terminal"
@@ -162,28 +169,51 @@ def _sim_mode(args: argparse.Namespace) -> str:
 
 
 def _sim(args: argparse.Namespace) -> int:
+    """Options that do not apply to the mode are refused, each with its reason: silently
+    ignored, they look like a bug (a --record that writes nothing)."""
+    import math
+
     from cityunit.clock import MonotonicClock, VirtualClock
+    from cityunit_sim import has_display
     from cityunit_sim.clock import HandClock
 
-    if args.speed <= 0:
-        print("cityunit sim: --speed must be above 0", file=sys.stderr)
-        return 2
     mode = _sim_mode(args)
     virtual = args.clock == "virtual" or args.demo
+    shown = mode != "headless"
+    folder = None if args.record is None else args.record.resolve().parent
+    refusals = (
+        (args.speed is not None and not 0 < args.speed < math.inf, "--speed must be above 0"),
+        (args.speed is not None and virtual,
+         "--speed runs the real clock faster; the virtual clock moves only when told"),
+        (virtual and shown and not args.demo, "--clock virtual needs --headless (or --demo)"),
+        (args.console is not None and shown,
+         f"--console speaks the protocol with --headless only, not in the {mode}"),
+        (args.record is not None and mode != "window",
+         f"--record saves the window (--window or --demo), not the {mode}"),
+        (folder is not None and not os.access(folder, os.W_OK),
+         f"--record: cannot write in {folder}"),
+        (mode == "window" and not args.demo and not has_display()
+         and not os.environ.get("SDL_VIDEODRIVER"),
+         "no display: use --terminal (or --headless)"),
+    )  # fmt: skip
+    for refused, why in refusals:
+        if refused:
+            print(f"cityunit sim: {why}", file=sys.stderr)
+            return 2
+    if mode == "window":
+        try:
+            import pygame  # noqa: F401
+        except ImportError:
+            print("cityunit sim: install the sim extra: pip install -e '.[sim]'", file=sys.stderr)
+            return 2
+    speed = 1.0 if args.speed is None else args.speed
     # Hands keep real time in the window and the terminal; the protocol's is the unit's.
     clock: Clock = (
-        VirtualClock()
-        if virtual
-        else HandClock(args.speed)
-        if mode != "headless"
-        else MonotonicClock(args.speed)
+        VirtualClock() if virtual else HandClock(speed) if shown else MonotonicClock(speed)
     )
     with _serving(clock) as inbox:
         config = _config(args.config, system_default=False)
         if config is None:
-            return 2
-        if virtual and mode != "headless" and not args.demo:
-            print("cityunit sim: --clock virtual needs --headless (or --demo)", file=sys.stderr)
             return 2
         return _simulate(args, config, clock, inbox, mode)
 
@@ -196,19 +226,26 @@ def _simulate(
     seed = args.seed if args.seed is not None else random.randrange(2**32)
     if args.demo and not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
         os.environ.setdefault("SDL_VIDEODRIVER", "dummy")  # record without a screen
+    speed = 1.0 if args.speed is None else args.speed
     with SimBoard(config, clock, seed, inbox=inbox, observed=mode != "headless") as board:
         log.info("cityunit %s simulator (%s): %s clock, seed %d", __version__, mode,
                  "virtual" if clock.virtual else "real", seed)  # fmt: skip
         if mode == "window":
+            import pygame
+
             from cityunit_sim.window import Window, run_demo
 
-            window = Window(board, args.speed, args.record)
+            try:
+                window = Window(board, speed, args.record)
+            except pygame.error as e:  # SDL_VIDEODRIVER names a screen that is not there
+                print(f"cityunit sim: no window ({e}): use --terminal", file=sys.stderr)
+                return 2
             return run_demo(window) if args.demo else window.run()
         if mode == "terminal":
             from cityunit_sim.terminal import Terminal
 
-            return Terminal(board, args.speed).run()
-        return _headless(board, args.console)
+            return Terminal(board, speed).run()
+        return _headless(board, args.console or "stdio")
 
 
 def _headless(board: SimBoard, console: str) -> int:
@@ -333,7 +370,10 @@ def _add_sim(sub: Commands) -> None:
         "--demo", action="store_true",
         help="play a scripted auction and two permits in the window, on the virtual clock",
     )  # fmt: skip
-    sim.add_argument("--speed", type=float, default=1.0, help="run the clock N times faster")
+    sim.add_argument(
+        "--speed", type=float,
+        help="run the clock N times faster (not while a button is held or the menu is open)",
+    )  # fmt: skip
     sim.add_argument(
         "--record", type=Path, help="save what the window shows: FILE.gif, or a folder of PNGs"
     )
@@ -342,8 +382,8 @@ def _add_sim(sub: Commands) -> None:
         help="virtual: time moves only with ADVANCE (default: real)",
     )  # fmt: skip
     sim.add_argument(
-        "--console", choices=("stdio", "pty", "none"), default="stdio",
-        help="where to speak the console protocol (default: stdio)",
+        "--console", choices=("stdio", "pty", "none"),
+        help="where to speak the console protocol, headless (default: stdio)",
     )  # fmt: skip
     sim.add_argument("--seed", type=int, help="seed the random source (default: random, logged)")
     sim.add_argument("--config", type=Path, help="TOML file (default: built-in defaults)")

@@ -1,0 +1,101 @@
+"""`cityunit sim` refuses what cannot work or would be ignored: exit 2 and one line why."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+NO_SCREEN = ("DISPLAY", "WAYLAND_DISPLAY", "SDL_VIDEODRIVER")
+
+
+def sim(*args: str, env: dict[str, str] | None = None, code: str = "") -> tuple[int, str]:
+    """`python -m cityunit sim ARGS` with no display (unless `env` gives one) and no input;
+    `code`: run first, in the same interpreter."""
+    environ = {k: v for k, v in os.environ.items() if k not in NO_SCREEN} | (env or {})
+    main = "import runpy; runpy.run_module('cityunit', run_name='__main__')"
+    command = ["-c", f"{code}; {main}", "sim"] if code else ["-m", "cityunit", "sim"]
+    done = subprocess.run(
+        [sys.executable, *command, *args],
+        env=environ, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    return done.returncode, done.stdout + done.stderr
+
+
+REFUSED = [
+    (["--window"], "no display: use --terminal (or --headless)"),
+    (["--record", "x.gif"], "no display: use --terminal (or --headless)"),
+    (["--speed", "0"], "--speed must be above 0"),
+    (["--speed", "nan", "--headless"], "--speed must be above 0"),
+    (["--speed", "60", "--clock", "virtual"], "--speed runs the real clock faster"),
+    (["--speed", "60", "--demo"], "--speed runs the real clock faster"),
+    (["--clock", "virtual", "--terminal"], "--clock virtual needs --headless"),
+    (
+        ["--record", "x.gif", "--headless"],
+        "--record saves the window (--window or --demo), not the headless",
+    ),
+    (
+        ["--record", "x.gif", "--terminal"],
+        "--record saves the window (--window or --demo), not the terminal",
+    ),
+    (
+        ["--demo", "--record", "/nonexistent/dir/x.gif"],
+        "--record: cannot write in /nonexistent/dir",
+    ),
+    (
+        ["--console", "pty", "--terminal"],
+        "--console speaks the protocol with --headless only, not in the terminal",
+    ),
+    (
+        ["--console", "pty", "--window"],
+        "--console speaks the protocol with --headless only, not in the window",
+    ),
+    (
+        ["--console", "stdio", "--demo"],
+        "--console speaks the protocol with --headless only, not in the window",
+    ),
+]
+
+
+@pytest.mark.parametrize(("args", "why"), REFUSED)
+def test_what_cannot_apply_is_refused_with_its_reason(args: list[str], why: str) -> None:
+    code, out = sim(*args)
+    assert code == 2 and out.startswith(f"cityunit sim: {why}") and out.count("\n") == 1, out
+
+
+@pytest.mark.parametrize("mode", ["--window", "--demo"])
+def test_without_pygame_the_window_names_the_extra_to_install(mode: str) -> None:
+    code, out = sim(
+        mode, env={"SDL_VIDEODRIVER": "dummy"}, code="import sys; sys.modules['pygame'] = None"
+    )
+    assert (code, out) == (2, "cityunit sim: install the sim extra: pip install -e '.[sim]'\n")
+
+
+def test_a_video_driver_set_on_purpose_is_tried_and_its_failure_told() -> None:
+    code, out = sim("--window", env={"SDL_VIDEODRIVER": "x11"})
+    assert code == 2 and "cityunit sim: no window (" in out and "Traceback" not in out, out
+
+
+def test_the_demo_records_without_a_display(tmp_path: Path) -> None:
+    code, out = sim("--demo", "--seed", "1", "--record", str(tmp_path / "frames"))
+    assert code == 0, out
+    assert len(list((tmp_path / "frames").glob("frame-*.png"))) > 100
+
+
+def test_a_console_option_alone_asks_for_the_headless_protocol() -> None:
+    """Even where a window could open: --console means the protocol."""
+    environ = {k: v for k, v in os.environ.items() if k not in NO_SCREEN}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cityunit", "sim", "--console", "pty", "--seed", "1"],
+        env=environ | {"SDL_VIDEODRIVER": "dummy"}, stdout=subprocess.PIPE, text=True,
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().startswith("/dev/pts/")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
