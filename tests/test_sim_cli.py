@@ -99,3 +99,40 @@ def test_a_console_option_alone_asks_for_the_headless_protocol() -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_verbose_goes_before_or_after_the_command() -> None:
+    for args in (["-v", "sim"], ["sim", "-v"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "cityunit", *args, "--headless", "--clock", "virtual"],
+            input="SWITCH ON\n", capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert done.returncode == 0 and "DEBUG cityunit.runtime: tone" in done.stderr, args
+
+
+def test_the_simulator_keeps_the_game_in_state_dir_and_resumes_it(tmp_path: Path) -> None:
+    """As a Pi that lost power with its switch ON: the same hour goes on."""
+    config = tmp_path / "config.toml"
+    config.write_text(f'[state]\ndir = "{tmp_path / "state"}"\n')
+    run = [sys.executable, "-m", "cityunit", "sim", "--headless", "--clock", "virtual",
+           "--config", str(config)]  # fmt: skip
+    first = subprocess.run(run, input="SWITCH ON\nADVANCE 600000\n", capture_output=True,
+                           text=True, timeout=60)  # fmt: skip
+    assert first.returncode == 0
+    again = subprocess.run(run, input="STATE\n", capture_output=True, text=True, timeout=60)
+    state = again.stdout.splitlines()[-1]
+    assert '"power":"on"' in state and '"hour":1,"hour_elapsed_ms":600000' in state
+    assert "RESUMED" in state
+
+
+@pytest.mark.skipif(Path("/proc/device-tree/model").exists(), reason="this is a Pi")
+def test_run_off_a_pi_says_to_use_the_simulator(tmp_path: Path) -> None:
+    (tmp_path / "config.toml").write_text("")
+    environ = {k: v for k, v in os.environ.items() if k != "GPIOZERO_PIN_FACTORY"}
+    done = subprocess.run(
+        [sys.executable, "-m", "cityunit", "run", "--config", str(tmp_path / "config.toml")],
+        env=environ, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "cityunit run: no GPIO here" in done.stderr and "use `cityunit sim`" in done.stderr
+    assert "warnings.warn" not in done.stderr

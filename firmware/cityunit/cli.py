@@ -8,6 +8,7 @@ import logging
 import os
 import random
 import sys
+import warnings
 from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
@@ -97,6 +98,27 @@ def _state_dir(config: Config) -> Path | None:
 
 
 def _serve_unit(args: argparse.Namespace, config: Config, clock: Clock, inbox: Inbox) -> int:
+    from gpiozero.exc import BadPinFactory, GPIOPinInUse, PinFactoryFallback
+
+    try:
+        with warnings.catch_warnings(record=True) as fallbacks:  # one line each, not two
+            warnings.simplefilter("always", PinFactoryFallback)
+            return _serve_board(args, config, clock, inbox, fallbacks)
+    except BadPinFactory:
+        print(
+            "cityunit run: no GPIO here (gpiozero found no pin factory): on a desktop use "
+            "`cityunit sim`; on a Pi, `sudo apt install python3-lgpio`", file=sys.stderr,
+        )  # fmt: skip
+    except GPIOPinInUse as e:
+        print(f"cityunit run: {e}: is the service running? (sudo systemctl stop cityunit)",
+              file=sys.stderr)  # fmt: skip
+    return 2
+
+
+def _serve_board(
+    args: argparse.Namespace, config: Config, clock: Clock, inbox: Inbox,
+    fallbacks: list[warnings.WarningMessage],
+) -> int:  # fmt: skip
     from cityunit.board import Board
     from cityunit.notify import Notifier
     from cityunit.parts import pin_factory, pwm_root
@@ -109,6 +131,8 @@ def _serve_unit(args: argparse.Namespace, config: Config, clock: Clock, inbox: I
     ) as board:  # fmt: skip
         _serial_console(board, config)
         board.runtime.on_reload = partial(_reload, board, args.config)
+        for fallback in fallbacks:
+            log.info("GPIO: %s", fallback.message)
         pwm = ", ".join(board.parts.hardware_pwm) or "none: software PWM"
         log.info("cityunit %s running (%s); PWM hardware for %s", __version__, config.source, pwm)
         board.runtime.run(ready=notifier.ready)
@@ -227,7 +251,10 @@ def _simulate(
     if args.demo and not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
         os.environ.setdefault("SDL_VIDEODRIVER", "dummy")  # record without a screen
     speed = 1.0 if args.speed is None else args.speed
-    with SimBoard(config, clock, seed, inbox=inbox, observed=mode != "headless") as board:
+    state_dir = _state_dir(config) if config.system.state_dir else None
+    with SimBoard(
+        config, clock, seed, state_dir=state_dir, inbox=inbox, observed=mode != "headless"
+    ) as board:
         log.info("cityunit %s simulator (%s): %s clock, seed %d", __version__, mode,
                  "virtual" if clock.virtual else "real", seed)  # fmt: skip
         if mode == "window":
@@ -431,6 +458,11 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for add in (_add_run, _add_sim, _add_tools):
         add(sub)
+    for parser_of in sub.choices.values():  # -v before or after the command, alike
+        parser_of.add_argument(
+            "-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
+            help="log every LED and tone change",
+        )  # fmt: skip
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,

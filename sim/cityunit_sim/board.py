@@ -13,6 +13,7 @@ from gpiozero.pins.mock import MockFactory, MockPWMPin
 from luma.core.device import dummy
 from PIL import Image
 
+from cityunit import store
 from cityunit.board import Board
 from cityunit.clock import Clock
 from cityunit.config import Config
@@ -53,6 +54,18 @@ class Mirror:
         """Nothing held."""
 
 
+class SwitchPin(MockPWMPin):  # type: ignore[misc]  # gpiozero has no types
+    """A contact that can be closed before the unit opens its pin (gpiozero's mock pins
+    follow their pull-up when opened): the switch left ON when the simulator last stopped."""
+
+    closed = False
+
+    def _set_pull(self, value: str) -> None:
+        super()._set_pull(value)
+        if self.closed:
+            self.drive_low()
+
+
 class SimBoard(Board):
     def __init__(
         self,
@@ -67,6 +80,10 @@ class SimBoard(Board):
         no frame is rendered at all (STATE's screen is text, from the core)."""
         self.seed = seed
         self.factory = MockFactory(pin_class=MockPWMPin)
+        saved = None if state_dir is None else store.load(state_dir / store.FILENAME)
+        if saved is not None and saved.get("power"):  # as a Pi whose switch stayed ON
+            switch = self.factory.pin(config.pins.power, pin_class=SwitchPin)
+            switch.closed = True
         self.oled = Mirror() if observed else None
         super().__init__(
             config, clock, pin_factory=self.factory, panel=self.oled, seed=seed,
