@@ -31,9 +31,12 @@ def test_two_owners_setting_the_same_time_both_fire_in_the_order_they_set() -> N
     assert fired == ["hour", "menu"]
 
 
-@given(ops)
-def test_timers_match_a_model_of_one_pending_time_each(steps: list[tuple[str, int, int]]) -> None:
+@given(ops, st.sampled_from([256, 1, 3]))
+def test_timers_match_a_model_of_one_pending_time_each(
+    steps: list[tuple[str, int, int]], floor: int
+) -> None:
     timers, fired = Timers(), []
+    timers.floor = timers.limit = floor  # small: stale entries swept out all the time
     handles = [timers.timer(lambda i=i: fired.append(i)) for i in range(5)]
     model: dict[int, tuple[int, int]] = {}  # timer -> (time, order set)
     expected: list[int] = []
@@ -56,3 +59,18 @@ def test_timers_match_a_model_of_one_pending_time_each(steps: list[tuple[str, in
         assert timers.next() == min((v[0] for v in model.values()), default=None)
         assert [h.pending for h in handles] == [k in model for k in range(5)]
     assert fired == expected
+
+
+def test_a_flood_of_presses_does_not_pile_up_timers() -> None:
+    """Each press moves timers seconds ahead; with no time passing (the virtual clock),
+    the entries they leave behind are swept out, not kept until their time."""
+    from cityunit.gestures import Button
+    from cityunit.rules import Rules
+    from cityunit.unit import Unit
+
+    unit = Unit(Rules())
+    unit.switch(True, 0)
+    for _ in range(20_000):
+        unit.press(Button.AUCTION, 0)
+        unit.release(Button.AUCTION, 0)
+    assert len(unit.timers.heap) < 600

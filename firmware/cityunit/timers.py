@@ -27,6 +27,8 @@ class Timer:
         timers.seq += 1
         self.at, self.seq = t, timers.seq
         heapq.heappush(timers.heap, (t, self.rank, timers.seq, self))
+        if len(timers.heap) > timers.limit:
+            timers.compact()
 
     def cancel(self) -> None:
         self.at = None
@@ -43,12 +45,26 @@ class Timers:
     """Every pending Timer of one unit, earliest first.
 
     A heap of (time, rank, order set, timer); an entry whose timer was since moved or
-    cancelled is stale and is dropped when it reaches the top.
+    cancelled is stale and is dropped when it reaches the top, or, when stale entries
+    pile up (a flood of presses, each moving timers far ahead), all at once.
     """
 
     def __init__(self) -> None:
         self.heap: list[tuple[int, int, int, Timer]] = []
         self.seq = 0  # how many times a timer was set: ties run in that order
+        self.floor = 256  # entries kept before stale ones are swept out, at the least
+        self.limit = self.floor
+
+    @staticmethod
+    def _live(entry: tuple[int, int, int, Timer]) -> bool:
+        at, _, seq, timer = entry
+        return timer.seq == seq and timer.at == at
+
+    def compact(self) -> None:
+        """Only live entries kept: memory follows the timers pending, not those set."""
+        self.heap = [entry for entry in self.heap if self._live(entry)]
+        heapq.heapify(self.heap)
+        self.limit = max(self.floor, 2 * len(self.heap))
 
     def timer(self, run: Callable[[], None], rank: int = 0) -> Timer:
         """`rank`: among timers due at the same instant, those of a lower rank run first."""
@@ -57,8 +73,7 @@ class Timers:
     def _first(self) -> tuple[int, int, int, Timer] | None:
         heap = self.heap
         while heap:
-            at, _, seq, timer = heap[0]
-            if timer.seq == seq and timer.at == at:
+            if self._live(heap[0]):
                 return heap[0]
             heapq.heappop(heap)
         return None
