@@ -52,6 +52,12 @@ class Pipe:
     def close(self) -> None:
         self.reading.set()
 
+    def gone(self) -> bool:
+        return False
+
+    def hang_up(self) -> None:
+        """A pipe's client cannot leave."""
+
     def lines(self) -> list[str]:
         return self.out.decode().splitlines()
 
@@ -178,6 +184,8 @@ def test_a_pty_client_that_hangs_up_leaves_nothing_for_the_next(clock) -> None:
         first = PtyClient(link.path)
         first.send(b"EVENTS ON\n" + b"VERSION\n" * 200)
         wait_until(served, lambda s: s.session.events)  # some answered, none read
+        first.send(b"PING\n" * 3_000)  # more replies than the pty holds: the unit holds off
+        wait_until(served, lambda s: s._in_flight >= IN_FLIGHT)
         first.send(b"SWITCH O")  # a partial line, then gone
         first.close()
         wait_until(served, lambda s: s._client == 1)
@@ -188,3 +196,31 @@ def test_a_pty_client_that_hangs_up_leaves_nothing_for_the_next(clock) -> None:
         assert second.line().startswith(b'OK {"power":"on"')
         second.close()
     assert link.closed
+
+
+def test_stdio_left_non_blocking_by_a_parent_still_gets_every_line_and_reply() -> None:
+    """A parent (an event loop) may leave the pipes O_NONBLOCK: no line is taken for the
+    end of input, no reply is dropped."""
+    import subprocess
+    import sys
+
+    lines_in, stdin = os.pipe()
+    stdout, lines_out = os.pipe()
+    os.set_blocking(lines_in, False)
+    os.set_blocking(lines_out, False)
+    sim = subprocess.Popen(
+        [sys.executable, "-m", "cityunit", "sim", "--headless", "--clock", "virtual",
+         "--console", "stdio"],
+        stdin=lines_in, stdout=lines_out, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    os.close(lines_in)
+    os.close(lines_out)
+    os.write(stdin, b"PING\n")
+    got = b""
+    while not got.endswith(b"OK PONG\n"):  # the first reply, before any more input
+        got += os.read(stdout, 4096)
+    threading.Thread(target=lambda: (os.write(stdin, b"STATE\n" * 5_000), os.close(stdin))).start()
+    while chunk := os.read(stdout, 4096):
+        got += chunk
+    assert sim.wait(timeout=60) == 0
+    assert got.count(b"\n") == 5_001 and got.count(b"OK {") == 5_000

@@ -59,8 +59,10 @@ class Inbox:
             os.set_blocking(fd, False)
         self.closed = False
         self._sleepy = False  # the loop found nothing and is going to sleep
-        # A stop signal came: whoever waits on a client (the console's last lines) gives up.
-        self.signalled = threading.Event()
+        # A stop signal came: whoever waits on a client (the console's last lines) gives
+        # up. A plain flag, set by the handler: an Event's lock, taken again by a second
+        # signal landing inside the first handler, would hang the process for good.
+        self.signalled = False
 
     def put(self, item: Work) -> None:
         self._items.put(item)
@@ -120,8 +122,8 @@ def stop_on_signals(stop: Callable[[], None], inbox: Inbox) -> Iterator[None]:
         return
 
     def handle(signum: int, frame: object) -> None:
-        inbox.signalled.set()
-        stop()
+        inbox.signalled = True
+        stop()  # a SimpleQueue's put, safe to re-enter
 
     before = {sig: signal.signal(sig, handle) for sig in STOP_SIGNALS}
     wake_before = signal.set_wakeup_fd(inbox.wake_fd, warn_on_full_buffer=False)

@@ -58,6 +58,14 @@ class Link(Protocol):
     def write(self, data: bytes) -> None:
         """All of `data`, blocking; HungUp if the client left."""
 
+    def gone(self) -> bool:
+        """Whether the client has left, seen without reading (the reader may be holding
+        off); False where a link cannot tell."""
+        ...
+
+    def hang_up(self) -> None:
+        """After `gone`: discard what is left both ways, and wait for the next client."""
+
     def close(self) -> None:
         """Release what it holds (idempotent)."""
 
@@ -72,15 +80,27 @@ class FdLink:
         """stdin and stdout stay open for whoever runs us."""
 
     def read(self) -> bytes:
-        try:
-            return os.read(self.read_fd, 4096)
-        except OSError:
-            return b""
+        while True:  # a parent may have left the descriptors non-blocking: wait, then
+            try:
+                return os.read(self.read_fd, 4096)
+            except BlockingIOError:
+                select.select([self.read_fd], [], [])
+            except OSError:
+                return b""
 
     def write(self, data: bytes) -> None:
         view = memoryview(data)
         while view:
-            view = view[os.write(self.write_fd, view) :]
+            try:
+                view = view[os.write(self.write_fd, view) :]
+            except BlockingIOError:
+                select.select([], [self.write_fd], [])
+
+    def gone(self) -> bool:
+        return False
+
+    def hang_up(self) -> None:
+        """Nothing to discard: this link cannot tell a client left."""
 
 
 class PtyLink:
@@ -99,6 +119,7 @@ class PtyLink:
         os.set_blocking(self._master, False)
         self._wake, self._waker = os.pipe()  # close() wakes a read waiting in select
         self.connected = False  # a client is there (it wrote), so output goes to it
+        self.generation = 0  # one more at each hang-up: a write never spans two clients
         self.closed = False
         self._lock = threading.Lock()  # a write never lands between a hang-up and its flush
 
@@ -117,18 +138,27 @@ class PtyLink:
             except OSError as e:
                 if e.errno != errno.EIO:
                     return b""
-                self._hang_up()
+                self.hang_up()
                 raise HungUp from None
             if data and not self.connected:
                 self.connected = True
                 self._let_go()
             return data
 
-    def _hang_up(self) -> None:
-        """The client left: what it did not read is discarded; hold the pty for the next."""
+    def gone(self) -> bool:
+        if not self.connected:
+            return False
+        poller = select.poll()
+        poller.register(self._master, select.POLLIN)
+        return any(events & select.POLLHUP for _, events in poller.poll(0))
+
+    def hang_up(self) -> None:
+        """The client left: what it did not read, and what it sent that was not read yet,
+        is discarded; hold the pty for the next client."""
         with self._lock, contextlib.suppress(OSError):
             self.connected = False
-            termios.tcflush(self._master, termios.TCOFLUSH)  # on its way to the pty's end
+            self.generation += 1
+            termios.tcflush(self._master, termios.TCIOFLUSH)  # both ways, at this end
             self._held = os.open(self.path, os.O_RDWR | os.O_NOCTTY)
             termios.tcflush(self._held, termios.TCIFLUSH)  # and what reached it, unread
 
@@ -138,14 +168,16 @@ class PtyLink:
             os.close(held)
 
     def write(self, data: bytes) -> None:
-        view = memoryview(data)
+        view, generation = memoryview(data), self.generation
         while view:
             try:
                 with self._lock:
-                    if not self.connected:
-                        raise HungUp  # nobody to read it
+                    if not self.connected or self.generation != generation:
+                        raise HungUp  # nobody to read it, or someone else
                     view = view[os.write(self._master, view) :]
             except BlockingIOError:  # the client is not reading: wait, and see if it left
+                if self.gone():
+                    raise HungUp from None
                 select.select([], [self._master], [], 0.1)
             except OSError:
                 raise HungUp from None
@@ -166,14 +198,33 @@ class SerialLink:
 
     def __init__(self, port: serial.Serial) -> None:
         self.port = port
+        self._closed = threading.Event()
 
     def read(self) -> bytes:
-        return bytes(self.port.read(max(1, self.port.in_waiting)))
+        try:
+            return bytes(self.port.read(max(1, self.port.in_waiting)))
+        except Exception:  # the port hung up (a USB host gone): open it again
+            while not self._closed.is_set():
+                try:
+                    self.port.close()
+                    self.port.open()
+                except Exception:
+                    self._closed.wait(1.0)  # until the device is back (or we close)
+                    continue
+                raise HungUp from None
+            return b""
 
     def write(self, data: bytes) -> None:
         self.port.write(data)  # blocks while the host does not read: the reader then waits
 
+    def gone(self) -> bool:
+        return False
+
+    def hang_up(self) -> None:
+        """Nothing to discard: this link cannot tell a client left."""
+
     def close(self) -> None:
+        self._closed.set()
         for cancel in ("cancel_write", "cancel_read"):  # a blocked write or read returns
             with contextlib.suppress(Exception):
                 getattr(self.port, cancel)()
@@ -288,11 +339,11 @@ class Served:
         if not self._virtual:
             return False
         self._flush()
-        signalled = self.runtime.inbox.signalled
+        inbox = self.runtime.inbox
         with self._cond:
-            while self._events_queued >= EVENTS_BEHIND // 2 and not signalled.is_set():
+            while self._events_queued >= EVENTS_BEHIND // 2 and not inbox.signalled:
                 self._cond.wait(0.1)
-            return not signalled.is_set()
+            return not inbox.signalled
 
     def _flush(self) -> None:
         """The batch to the writer."""
@@ -347,10 +398,7 @@ class Served:
             try:
                 data = self.link.read()
             except HungUp:
-                lines = LineReader()  # the partial line it left is gone
-                with self._cond:
-                    self._client += 1
-                self.runtime.call(self._hung_up)
+                lines = self._left()
                 continue
             except Exception as e:
                 if not self.closed:  # a read cut short by closing is no failure
@@ -361,15 +409,38 @@ class Served:
             for line in lines.feed(data):
                 if blank(line):
                     continue
-                with self._cond:  # too many unanswered: stop reading until some are
-                    while self._in_flight >= IN_FLIGHT and not self._stopping:
-                        self._cond.wait()
-                    if self._stopping:
-                        return
-                    self._in_flight += 1
+                taken = self._take()
+                if taken is None:
+                    return
+                if not taken:  # the client left while the reader held off
+                    lines = self._left(hang_up=True)
+                    break
                 now = self.runtime.clock.now_ms()
                 self.runtime.inbox.put(Input(now, partial(self._receive, line)))
         self.runtime.call(self._input_ended)
+
+    def _take(self) -> bool | None:
+        """Room for one more line (True), after a wait while too many are unanswered;
+        False if the client left meanwhile; None once closing."""
+        with self._cond:
+            while self._in_flight >= IN_FLIGHT and not self._stopping:
+                self._cond.wait(0.1)
+                if self.link.gone():
+                    return False
+            if self._stopping:
+                return None
+            self._in_flight += 1
+            return True
+
+    def _left(self, hang_up: bool = False) -> LineReader:
+        """A client left: the next starts afresh (a new line reader: the partial line the
+        last one left is gone)."""
+        if hang_up:
+            self.link.hang_up()
+        with self._cond:
+            self._client += 1
+        self.runtime.call(self._hung_up)
+        return LineReader()
 
     def _writer(self) -> None:
         while True:
@@ -404,10 +475,10 @@ class Served:
         with self._cond:
             self._stopping = True
             self._cond.notify_all()
-        signalled, deadline = self.runtime.inbox.signalled, None
+        inbox, deadline = self.runtime.inbox, None
         while self._out.is_alive():  # every line out, unless a signal says stop now
             self._out.join(0.1)
-            if signalled.is_set():
+            if inbox.signalled:
                 deadline = deadline or time.monotonic() + GRACE_S
                 if time.monotonic() > deadline:
                     log.warning("console: %d lines not sent (stopping)", self._unsent())

@@ -103,6 +103,8 @@ class Runtime:
         items = itertools.chain([] if first is None else [first], self.inbox.waiting())
         for item in items:
             if isinstance(item, Input):
+                if self.inbox.signalled:
+                    continue  # a stop signal is on its way: what waits behind it is not run
                 self._run_later(item.t)
                 self.unit.advance(item.t)
                 item.act(item.t, max(item.t, present))
