@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import random
@@ -9,6 +10,7 @@ import subprocess
 import sys
 import threading
 import tty
+from collections.abc import Iterator
 from pathlib import Path
 
 from gpiozero.pins.mock import MockFactory, MockPWMPin
@@ -238,3 +240,19 @@ class Controller(FlakyBus):
             return [bytes(128)] * 8
         flip = 0xFF if self.inverted else 0x00
         return [bytes(b ^ flip for b in page[self.offset : self.offset + 128]) for page in self.ram]
+
+
+@contextlib.contextmanager
+def simulator_pty(clock: str = "virtual") -> Iterator[str]:
+    """`cityunit sim --headless --console pty`: its pty's path; stopped (rc 0) after."""
+    sim = subprocess.Popen(
+        [sys.executable, "-m", "cityunit", "sim", "--headless", "--console", "pty",
+         "--clock", clock, "--seed", "1"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    try:
+        assert sim.stdout is not None
+        yield sim.stdout.readline().strip()
+    finally:
+        sim.terminate()
+        assert sim.wait(timeout=30) == 0

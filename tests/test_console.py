@@ -19,6 +19,7 @@ from cityunit.console import MAX_LINE, LineReader, Session, TooLong, event_json
 from cityunit.events import Event, EventKind
 from cityunit.prompt import describe
 from cityunit_sim.board import SimBoard
+from fakes import simulator_pty
 
 
 def test_line_reader_splits_joins_and_drops_long_lines() -> None:
@@ -62,14 +63,7 @@ def test_describe_makes_events_readable() -> None:
 
 
 def test_console_json_mode_passes_lines_through_for_scripts() -> None:
-    sim = subprocess.Popen(
-        [sys.executable, "-m", "cityunit", "sim", "--headless", "--clock", "virtual",
-         "--console", "pty", "--seed", "1"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-    )  # fmt: skip
-    try:
-        assert sim.stdout is not None
-        path = sim.stdout.readline().strip()
+    with simulator_pty() as path:
         assert os.path.exists(path)
         client = subprocess.Popen(
             [sys.executable, "-m", "cityunit", "console", path, "--json"],
@@ -83,21 +77,11 @@ def test_console_json_mode_passes_lines_through_for_scripts() -> None:
         assert client.stdout.readline().startswith('OK {"power":"on"')
         client.stdin.close()
         assert client.wait(timeout=10) == 0
-    finally:
-        sim.terminate()
-        assert sim.wait(timeout=10) == 0
 
 
 @pytest.mark.parametrize("mode", [["--json"], []])
 def test_a_piped_console_answers_every_line_and_writes_no_escape_codes(mode: list[str]) -> None:
-    sim = subprocess.Popen(
-        [sys.executable, "-m", "cityunit", "sim", "--headless", "--clock", "virtual",
-         "--console", "pty", "--seed", "1"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-    )  # fmt: skip
-    try:
-        assert sim.stdout is not None
-        path = sim.stdout.readline().strip()
+    with simulator_pty() as path:
         result = subprocess.run(
             [sys.executable, "-m", "cityunit", "console", path, *mode],
             input="PING\nSTATE\n\nbogus\nHOLD AUCTION 100\n", capture_output=True,
@@ -108,9 +92,6 @@ def test_a_piped_console_answers_every_line_and_writes_no_escape_codes(mode: lis
         assert lines[0] == "OK PONG" and lines[1].startswith('OK {"power"')
         assert lines[2].startswith("ERR unknown-command bogus") and lines[3] == "OK"
         assert len(lines) == 4 and "\x1b" not in result.stdout
-    finally:
-        sim.terminate()
-        assert sim.wait(timeout=10) == 0
 
 
 def test_console_names_a_port_it_cannot_open() -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from fakes import cable, run_unit
+from fakes import cable, run_unit, simulator_pty
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -40,20 +40,10 @@ def test_the_hil_suite_passes_against_cityunit_run_over_a_serial_port(tmp_path: 
 @pytest.mark.parametrize("clock", ["virtual", "real"])
 def test_the_hil_suite_passes_against_the_simulators_pty(clock: str) -> None:
     """`cityunit sim --console pty` stands in for a board: RESET starts each test afresh."""
-    sim = subprocess.Popen(
-        [sys.executable, "-m", "cityunit", "sim", "--headless", "--console", "pty",
-         "--clock", clock, "--seed", "1"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-    )  # fmt: skip
-    try:
-        assert sim.stdout is not None
-        path = sim.stdout.readline().strip()
+    with simulator_pty(clock) as path:
         suite = subprocess.run(
             [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/hil",
              "--cityunit-target", path],
             cwd=ROOT, capture_output=True, text=True, timeout=300,
         )  # fmt: skip
         assert suite.returncode == 0, suite.stdout[-3000:]
-    finally:
-        sim.terminate()
-        assert sim.wait(timeout=30) == 0
