@@ -31,7 +31,8 @@ from pathlib import Path
 SOURCE = Path(__file__).resolve().parents[1]
 USER = "cityunit"
 GROUPS = ("gpio", "i2c", "dialout")
-APT = ("python3-venv", "python3-pip", "python3-lgpio", "i2c-tools")
+# polkitd: the rule that lets the service power the Pi off needs polkit running (Lite has none).
+APT = ("python3-venv", "python3-pip", "python3-lgpio", "i2c-tools", "polkitd")
 PREFIX = Path("/opt/cityunit")
 COMMAND = Path("/usr/local/bin/cityunit")
 CONFIG = Path("/etc/cityunit/config.toml")
@@ -198,6 +199,8 @@ class Installer:
         default = (SOURCE / "firmware" / "cityunit" / "default-config.toml").read_text()
         default = default.replace(
             "shutdown_command = []    #", 'shutdown_command = ["systemctl", "poweroff"]  #'
+        ).replace(
+            "off_after_minutes = 0    #", "off_after_minutes = 30   #"
         )
         target = self.path(CONFIG)
         if not target.exists():

@@ -33,6 +33,7 @@ def test_it_writes_the_service_config_polkit_rule_and_i2c_lines(tmp_path: Path) 
     assert service.read_text() == (ROOT / "systemd/cityunit.service").read_text()
     config = load(tmp_path / "etc/cityunit/config.toml")
     assert config.system.shutdown_command == ["systemctl", "poweroff"]
+    assert config.rules.off_after_minutes == 30, "a boxed unit does not drain its power bank"
     rule = (tmp_path / "etc/polkit-1/rules.d/50-cityunit.rules").read_text()
     assert '"cityunit"' in rule and "org.freedesktop.login1.power-off" in rule
     boot = (tmp_path / "boot/firmware/config.txt").read_text().splitlines()
@@ -41,7 +42,7 @@ def test_it_writes_the_service_config_polkit_rule_and_i2c_lines(tmp_path: Path) 
     link = tmp_path / "usr/local/bin/cityunit"
     assert link.is_symlink() and str(link.readlink()) == "/opt/cityunit/venv/bin/cityunit"
     for command in (
-        "+ apt-get install -y python3-venv python3-pip python3-lgpio i2c-tools",
+        "+ apt-get install -y python3-venv python3-pip python3-lgpio i2c-tools polkitd",
         "+ raspi-config nonint do_i2c 0",
         "--groups gpio,i2c,dialout cityunit",
         "-m venv --system-site-packages /opt/cityunit/venv",

@@ -24,6 +24,7 @@ from cityunit.screens import (
     PermitScreen,
     ShutdownScreen,
     SoldScreen,
+    StillOnScreen,
 )
 from cityunit.settings import BY_NAME
 
@@ -57,6 +58,8 @@ SCREENS = {
     "hour-end": HourEndScreen(1),
     "hour-end-3h": HourEndScreen(3),
     "shutdown": ShutdownScreen(),
+    "still-on": StillOnScreen(),
+    "still-on-timed": StillOnScreen(30),
     "menu-history": MenuScreen(
         6, 8, "history", permits=(THREE, ONE, STATION, TWO, TWO, ONE, THREE)
     ),

@@ -23,6 +23,7 @@ from cityunit.screens import (
     Screen,
     ShutdownScreen,
     SoldScreen,
+    StillOnScreen,
 )
 
 WIDTH, HEIGHT = 128, 64
@@ -206,6 +207,13 @@ def _history(canvas: Canvas, permits: tuple[Permit, ...]) -> None:
         else:
             canvas.text((x + 5, 37), str(permit.value), font=font(13), fill=1, anchor="mt")
         x += 12
+
+
+@draw.register
+def _still_on(screen: StillOnScreen, canvas: Canvas, lines: list[str]) -> None:
+    _title(canvas, lines[0])
+    for y, line in zip((20, 34, 48), lines[1:], strict=True):
+        _text(canvas, y, line, 12)
 
 
 @draw.register

@@ -53,6 +53,9 @@ class Rules:
     permit_show_s: int = setting("permit.show_s", 20, lo=1, hi=600)
     debounce_ms: int = setting("buttons.debounce_ms", 25, lo=1, hi=100)
     long_press_ms: int = setting("buttons.long_press_ms", 1500, lo=300, hi=5000)
+    # Minutes with the switch OFF before the Pi powers itself off (0: never): a unit boxed
+    # with the game must not drain its power bank.
+    off_after_minutes: int = setting("power.off_after_minutes", 0, lo=0, hi=24 * 60)
 
 
 def warning_times(warning_ms: int, min_gap_ms: int = 2_000) -> list[int]:

@@ -29,6 +29,11 @@ TEXT = {
         "wealth": "cash + district rents",
         "played": "{n} h played",
         "bye": "Shutting down",
+        "unit_off": "UNIT OFF",
+        "pi_on": "Pi still on",
+        "how_off": "both 5 s: shut down",
+        "off_in": "auto off in {n} min",
+        "unplug": "then unplug it",
         "settings": "SETTINGS {i}/{n}",
         "history": "LAST PERMITS",
         "none": "none yet",
@@ -52,6 +57,11 @@ TEXT = {
         "wealth": "argent + loyers",
         "played": "{n} h jouée(s)",
         "bye": "Arrêt en cours",
+        "unit_off": "UNITÉ ÉTEINTE",
+        "pi_on": "Pi encore allumé",
+        "how_off": "2 boutons 5 s : arrêt",
+        "off_in": "arrêt auto : {n} min",
+        "unplug": "puis débranchez",
         "settings": "RÉGLAGES {i}/{n}",
         "history": "DERNIERS PERMIS",
         "none": "aucun encore",
@@ -166,6 +176,19 @@ class MenuScreen:
         if self.item == "new_game":
             return [head, t["new_game"], t["start"]]
         return [head, self.title, self.value, t["hint"]]
+
+
+@dataclass(frozen=True)
+class StillOnScreen:
+    """Just switched OFF: the unit is dark, but the Pi runs on (and drains a power bank)
+    until it is shut down: say so, and how."""
+
+    off_in_min: int = 0  # it powers itself off after this many minutes OFF (0: never)
+
+    def lines(self, lang: str) -> list[str]:
+        t = TEXT[lang]
+        last = t["off_in"].format(n=self.off_in_min) if self.off_in_min else t["unplug"]
+        return [t["unit_off"], t["pi_on"], t["how_off"], last]
 
 
 @dataclass(frozen=True)

@@ -216,6 +216,8 @@ class Unit:
             self._resume(saved)
         elif switch_on:
             self._switch(True)
+        else:
+            self.enter(modes.Off(self))  # OFF from the start: its power-off time runs
         self.worth_saving()
         self._settle()
 
@@ -325,7 +327,7 @@ class Unit:
         else:
             self.mode.switched_off()
             self.game.stop()
-            self.enter(modes.Off(self))
+            self.enter(modes.Off(self, notice=True))
 
     def _resume(self, saved: dict[str, Any]) -> None:
         self.power = True

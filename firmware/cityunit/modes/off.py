@@ -1,5 +1,9 @@
 """The switch OFF: dark and silent, timers stopped. Both buttons held 5 s ask for a safe
-shutdown of the Pi, which the unit confirms with light and sound first."""
+shutdown of the Pi, which the unit confirms with light and sound first.
+
+Unlike the original's batteries, the Pi runs on with the switch OFF: for a few seconds
+after switching OFF the screen says so and how to shut it down, and after
+`power.off_after_minutes` OFF (if set) the unit shuts the Pi down by itself."""
 
 from __future__ import annotations
 
@@ -8,19 +12,43 @@ from typing import TYPE_CHECKING
 from cityunit import sounds
 from cityunit.events import EventKind
 from cityunit.modes.base import Mode
-from cityunit.screens import Screen, ShutdownScreen
+from cityunit.screens import Blank, Screen, ShutdownScreen, StillOnScreen
 
 if TYPE_CHECKING:
     from cityunit.unit import Unit
 
 SHUTDOWN_MS = 2_000  # the confirmation, before the Pi may halt
+NOTICE_MS = 8_000  # how long "the Pi is still on" shows after switching OFF
 
 
 class Off(Mode):
     name = "off"
 
+    def __init__(self, unit: Unit, notice: bool = False) -> None:
+        super().__init__(unit)
+        self._notice = notice  # just switched OFF: say the Pi runs on
+        self._hide = self.timer(self._hidden)
+        self._power_off = self.timer(self._time_is_up)
+
     def enter(self) -> None:
-        self.unit.cues.silence(self.unit.now)
+        unit, now = self.unit, self.unit.now
+        unit.cues.silence(now)
+        if self._notice:
+            self._hide.set(now + NOTICE_MS)
+        minutes = unit.game.rules.off_after_minutes
+        if minutes:
+            self._power_off.set(now + minutes * 60_000)
+
+    def _hidden(self) -> None:
+        self._notice = False
+
+    def _time_is_up(self) -> None:
+        self.unit.enter(Shutdown(self.unit))
+
+    def screen(self, now: int) -> Screen:
+        if self._notice:
+            return StillOnScreen(self.unit.game.rules.off_after_minutes)
+        return Blank()
 
     def down(self) -> None:
         """Dark and silent: no feedback."""
