@@ -98,6 +98,37 @@ def test_valid_values_are_taken() -> None:
         ("[pins]\nauction = 3", "unit.toml: pins.auction: GPIO3 is the display's I2C SCL line"),
         ("[display]\ndriver = 'st7735'", "unit.toml: display.driver: must be one of"),
         ("[display]\nrotate = 1", "unit.toml: display.rotate: must be one of 0, 2, not 1"),
+        (
+            "[display]\ninterface = 'usb'",
+            "unit.toml: display.interface: must be one of 'i2c', 'spi'",
+        ),
+        ("[display]\nspi_port = 1", "unit.toml: display.spi_port: must be one of 0, not 1"),
+        (
+            "[display]\nspi_speed_hz = 10_000_000",
+            "unit.toml: display.spi_speed_hz: must be one of 500000,",
+        ),
+        ("[display]\ndc_pin = 0", "unit.toml: display.dc_pin: must be between 1 and 27, not 0"),
+        # On SPI: the bus's pins (both chip selects: the kernel takes them), DC and RST.
+        (
+            "[display]\ninterface = 'spi'\n[pins]\nauction = 10",
+            "unit.toml: pins.auction: GPIO10 is the display's SPI MOSI line; choose another pin",
+        ),
+        (
+            "[display]\ninterface = 'spi'\n[pins]\nled = 7",
+            "unit.toml: pins.led: GPIO7 is the display's SPI CE1 line",
+        ),
+        (
+            "[display]\ninterface = 'spi'\n[pins]\nbuild = 24",
+            "unit.toml: display.dc_pin: GPIO24 is already used by pins.build",
+        ),
+        (
+            "[display]\ninterface = 'spi'\nreset_pin = 24",
+            "unit.toml: display.reset_pin: GPIO24 is already used by display.dc_pin",
+        ),
+        (
+            "[display]\ninterface = 'spi'\ndc_pin = 8",
+            "unit.toml: display.dc_pin: GPIO8 is the display's SPI CE0 line",
+        ),
         ("[power]\nshutdown_command = 'halt'", "unit.toml: power.shutdown_command: must be a list"),
         ("game = 3", "unit.toml: game: must be a table ([game])"),
         # Cross-field: the final phase is an auction's last final_s seconds.
@@ -173,6 +204,16 @@ def test_all_mistakes_are_reported_at_once() -> None:
 def test_gpio2_is_free_for_a_button_when_there_is_no_display() -> None:
     c = parse(tomllib.loads("[display]\ndriver = 'none'\n[pins]\nauction = 2\n"), "x")
     assert c.pins.auction == 2
+
+
+@pytest.mark.parametrize(
+    ("display", "pin"),
+    [("interface = 'spi'", 2), ("interface = 'spi'", 3), ("interface = 'i2c'", 10),
+     ("interface = 'i2c'", 24), ("interface = 'spi'\ndriver = 'none'", 24)],
+)  # fmt: skip
+def test_each_interface_holds_only_its_own_pins(display: str, pin: int) -> None:
+    c = parse(tomllib.loads(f"[display]\n{display}\n[pins]\nauction = {pin}\n"), "x")
+    assert c.pins.auction == pin
 
 
 def test_the_uart_pins_are_free_when_the_console_is_elsewhere() -> None:
@@ -335,6 +376,19 @@ def test_any_bytes_or_shape_give_a_config_or_capped_one_line_errors(
 def test_check_accepts_the_shipped_file() -> None:
     result = run("run", "--config", str(config.PACKAGED), "--check")
     assert result.returncode == 0 and result.stdout.endswith(": OK\n")
+
+
+def test_check_accepts_an_ssd1309_on_spi(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text(
+        '[display]\ndriver = "ssd1309"\ninterface = "spi"\nspi_device = 1\n'
+        "spi_speed_hz = 4_000_000\ndc_pin = 23\nreset_pin = 5\n"
+    )
+    result = run("run", "--config", str(path), "--check")
+    assert result.returncode == 0 and result.stdout.endswith(": OK\n"), result.stderr
+    parts = load(path).parts
+    assert (parts.display, parts.interface, parts.spi_device) == ("ssd1309", "spi", 1)
+    assert (parts.spi_speed_hz, parts.dc_pin, parts.reset_pin) == (4_000_000, 23, 5)
 
 
 def test_defaults_follow_the_hardware_pinout() -> None:

@@ -26,6 +26,9 @@ from cityunit.rules import Rules, setting
 from cityunit.settings import BY_NAME
 
 I2C_PINS = {2: "SDA", 3: "SCL"}
+# SPI0's lines: dtparam=spi=on gives the kernel GPIO7-11 whichever chip select is used.
+SPI_PINS = {7: "CE1", 8: "CE0", 9: "MISO", 10: "MOSI", 11: "SCLK"}
+SPI_SPEEDS = (500_000, 1_000_000, 2_000_000, 4_000_000, 8_000_000)  # luma's; SSD130x max 10 MHz
 # The Pi's UART is on GPIO14/15 whichever of these names the console uses.
 UART_PORTS = ("/dev/serial0", "/dev/ttyAMA0", "/dev/ttyS0")
 UART_PINS = {14: "TXD", 15: "RXD"}
@@ -62,9 +65,18 @@ class Parts:
     buzzer: str = setting("buzzer.kind", "passive", choices=("passive", "active"))
     led_pwm: bool = setting("led.pwm", True)
     hardware_pwm: bool = setting("pwm.hardware", True)  # the Pi's PWM block, when it is on
-    display: str = setting("display.driver", "ssd1306", choices=("ssd1306", "sh1106", "none"))
+    display: str = setting(
+        "display.driver", "ssd1306", choices=("ssd1306", "ssd1309", "sh1106", "none")
+    )
+    interface: str = setting("display.interface", "i2c", choices=("i2c", "spi"))
     i2c_port: int = setting("display.i2c_port", 1, lo=0, hi=31)
     i2c_address: int = setting("display.i2c_address", 0x3C, lo=0x03, hi=0x77)
+    # SPI0 only: the bus whose pins are checked below and that the installer turns on.
+    spi_port: int = setting("display.spi_port", 0, choices=(0,))
+    spi_device: int = setting("display.spi_device", 0, choices=(0, 1))  # CE0 or CE1
+    spi_speed_hz: int = setting("display.spi_speed_hz", 8_000_000, choices=SPI_SPEEDS)
+    dc_pin: int = setting("display.dc_pin", 24, lo=1, hi=27)  # luma takes DC 0 for none
+    reset_pin: int = setting("display.reset_pin", 25, lo=0, hi=27)
     # Half turns only: the screens are drawn landscape, and a quarter turn would crop them.
     rotate: int = setting("display.rotate", 0, choices=(0, 2))
 
@@ -243,17 +255,20 @@ def _cross_checks(config: Config) -> list[str]:
             " the final phase is the last final_s seconds of an auction"
         )
     port = config.system.console_port
+    parts, bus = config.parts, dict[int, str]()
+    used = [(getattr(config.pins, f.name), f.metadata["path"]) for f in dataclasses.fields(Pins)]
+    if parts.display != "none" and parts.interface == "spi":
+        bus = {pin: f"SPI {line}" for pin, line in SPI_PINS.items()}
+        used += [(parts.dc_pin, "display.dc_pin"), (parts.reset_pin, "display.reset_pin")]
+    elif parts.display != "none":
+        bus = {pin: f"I2C {line}" for pin, line in I2C_PINS.items()}
     seen: dict[int, str] = {}
-    for f in dataclasses.fields(Pins):
-        pin = getattr(config.pins, f.name)
-        path = f.metadata["path"]
+    for pin, path in used:
         if pin in seen:
             errors.append(f"{path}: GPIO{pin} is already used by {seen[pin]}")
         seen.setdefault(pin, path)
-        if pin in I2C_PINS and config.parts.display != "none":
-            errors.append(
-                f"{path}: GPIO{pin} is the display's I2C {I2C_PINS[pin]} line; choose another pin"
-            )
+        if pin in bus:
+            errors.append(f"{path}: GPIO{pin} is the display's {bus[pin]} line; choose another pin")
         if pin in UART_PINS and port in UART_PORTS:
             errors.append(
                 f"{path}: GPIO{pin} is the UART's {UART_PINS[pin]} line, which console.port"
