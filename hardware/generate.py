@@ -1,52 +1,90 @@
 #!/usr/bin/env python3
 """Make the hardware documents from pinout.toml and bom.csv: one source, no drift.
 
-    python3 hardware/generate.py           write schematic.svg (+ .png) and README's tables
+    python3 hardware/generate.py           write schematic.svg (+ .png), wiring.svg, README's tables
     python3 hardware/generate.py --check   exit 1 if any of them is out of date (CI)
 
-The schematic needs schemdraw (the `hw` extra; the PNG also matplotlib).
+Both refuse a pinout.toml that contradicts the header, or a build guide naming a pin or a
+GPIO nothing uses. The schematic needs schemdraw (the `hw` extra; the PNG also matplotlib).
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import itertools
 import re
 import sys
 import tomllib
+from html import escape
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 PINOUT = tomllib.loads((HERE / "pinout.toml").read_text())
 PARTS = PINOUT["part"]
-
-# The 40-pin header, physical pin -> what the Pi puts there.
-HEADER = {
-    1: "3V3", 2: "5V", 3: "GPIO2 (SDA)", 4: "5V", 5: "GPIO3 (SCL)", 6: "GND",
-    7: "GPIO4", 8: "GPIO14 (TXD)", 9: "GND", 10: "GPIO15 (RXD)", 11: "GPIO17",
-    12: "GPIO18 (PWM0)", 13: "GPIO27", 14: "GND", 15: "GPIO22", 16: "GPIO23", 17: "3V3",
-    18: "GPIO24", 19: "GPIO10 (MOSI)", 20: "GND", 21: "GPIO9 (MISO)", 22: "GPIO25",
-    23: "GPIO11 (SCLK)", 24: "GPIO8 (CE0)", 25: "GND", 26: "GPIO7 (CE1)", 27: "GPIO0 (ID_SD)",
-    28: "GPIO1 (ID_SC)", 29: "GPIO5", 30: "GND", 31: "GPIO6", 32: "GPIO12 (PWM0)",
-    33: "GPIO13 (PWM1)", 34: "GND", 35: "GPIO19 (PWM1)", 36: "GPIO16", 37: "GPIO26",
-    38: "GPIO20", 39: "GND", 40: "GPIO21",
-}  # fmt: skip
+SPI = PINOUT["spi_display"]  # the SPI display option, instead of the I2C OLED
+Q1 = PINOUT["transistor"]
+HEADER = dict(enumerate(PINOUT["header"], 1))  # physical pin -> what the Pi puts there
 
 
-def uses() -> dict[int, str]:
-    """Physical pin -> what of ours is wired there."""
-    out: dict[int, str] = {}
-    for key, part in PARTS.items():
-        name = part["name"]
-        if "physical" in part:
-            out[part["physical"]] = name
-        if key == "oled":
-            out[part["sda_physical"]] = "OLED SDA"
-            out[part["scl_physical"]] = "OLED SCL"
-            out[part["supply"]] = "OLED VCC"
-        elif "supply" in part:
-            out[part["supply"]] = f"{name} supply"
-        out.setdefault(part["ground"], f"{name} GND")
+def wires(part: dict) -> list[tuple[int, str, str]]:
+    """(header pin, role, where the wire ends) for each wire of a part, in its `to` order."""
+    return [(part[role], role, end) for role, end in part["to"].items()]
+
+
+def short(part: dict, role: str, pin: int) -> str:
+    """A wire's name in the header table: AUCTION, AUCTION GND, OLED SDA, buzzer 5V."""
+    name = part["name"]
+    if role in ("ground", "supply"):
+        return f"{name} {HEADER[pin]}"
+    return name if role == "physical" else f"{name} {role.removesuffix('_physical').upper()}"
+
+
+def ohms(value: int) -> str:
+    return f"{value / 1000:g} kΩ" if value >= 1000 else f"{value} Ω"
+
+
+def problems() -> list[str]:
+    """What in pinout.toml or the build guide contradicts the header or the wiring."""
+    out, signals = [], {}
+    for part in [*PARTS.values(), SPI]:
+        pins = [k for k in part if k.endswith("physical") or k in ("ground", "supply")]
+        out += [
+            f"pinout.toml: {part['name']} {k} is in no `to`" for k in pins if k not in part["to"]
+        ]
+        for pin, role, _ in wires(part):
+            pi = HEADER[pin]
+            if role == "ground":
+                ok = pi == "GND"
+            elif role == "supply":
+                ok = pi in ("3V3", "5V")
+            else:
+                ok = pi.split()[0] == f"GPIO{part[role.replace('physical', 'gpio')]}"
+                if pin in signals:
+                    out.append(f"pin {pin} carries both {signals[pin]} and {part['name']}")
+                signals[pin] = part["name"]
+            if not ok:
+                out.append(f"pinout.toml: {part['name']} {role} is pin {pin}, which is {pi}")
+        out += stray(part["wiring"], wires(part), f"pinout.toml: {part['name']} wiring")
+    guide = (HERE / "README.md").read_text().split("## Build guide", 1)[-1].split("\n## ")[0]
+    every = [w for part in [*PARTS.values(), SPI] for w in wires(part)]
+    return out + stray(guide, every, "README.md: the build guide")
+
+
+def stray(text: str, used: list[tuple[int, str, str]], where: str) -> list[str]:
+    """Each `pin N` and `GPION` in a text that none of these wires uses."""
+    pins = {pin for pin, _, _ in used}
+    gpios = {HEADER[pin].split()[0] for pin in pins}
+    out = [f"{where} names pin {n}" for n in re.findall(r"\bpin (\d+)", text) if int(n) not in pins]
+    return out + [f"{where} names {g}" for g in re.findall(r"GPIO\d+", text) if g not in gpios]
+
+
+def uses() -> dict[int, list[str]]:
+    """Physical pin -> what of ours is wired there (the SPI option in italics)."""
+    out: dict[int, list[str]] = {}
+    for part, style in [*((p, "**") for p in PARTS.values()), (SPI, "*")]:
+        for pin, role, _ in wires(part):
+            out.setdefault(pin, []).append(f"{style}{short(part, role, pin)}{style}")
     return out
 
 
@@ -55,31 +93,62 @@ def pin_table() -> str:
     rows = ["| ours | Pi | pin | pin | Pi | ours |", "| ---: | ---: | :-: | :-: | :-- | :-- |"]
     for odd in range(1, 41, 2):
         even = odd + 1
-        left, right = used.get(odd, ""), used.get(even, "")
-        rows.append(
-            f"| {f'**{left}**' if left else ''} | {HEADER[odd]} | {odd} "
-            f"| {even} | {HEADER[even]} | {f'**{right}**' if right else ''} |"
-        )
+        left, right = " / ".join(used.get(odd, [])), " / ".join(used.get(even, []))
+        rows.append(f"| {left} | {HEADER[odd]} | {odd} | {even} | {HEADER[even]} | {right} |")
     return "\n".join(rows)
 
 
 def bom_table() -> str:
-    rows = ["| ref | qty | part | value | example | why |", "| --- | --: | --- | --- | --- | --- |"]
+    """The parts, with the typical price of each line and their total."""
+    keys = ("ref", "qty", "part", "value", "example", "why", "eur")
+    rows = [
+        "| ref | qty | part | value | example | why | EUR |",
+        "| --- | --: | --- | --- | --- | --- | --: |",
+    ]
+    total, unpriced = 0.0, []
     with (HERE / "bom.csv").open(newline="") as f:
         for r in csv.DictReader(f):
-            cells = [
-                r[k].replace("|", "/") for k in ("ref", "qty", "part", "value", "example", "why")
-            ]
-            rows.append("| " + " | ".join(cells) + " |")
+            rows.append("| " + " | ".join((r.get(k) or "").replace("|", "/") for k in keys) + " |")
+            if r.get("eur"):
+                total += float(r["eur"])
+            else:
+                unpriced.append(r["ref"])
+    rows.append(f"| | | **total** | | | | **{total:.0f}** |")
+    note = f"; not counted: {', '.join(unpriced)}" if unpriced else ""
+    rows.append(
+        "\nPrices: typical retail in EUR, 2026, for the quantity given, taxes in, shipping"
+        f" out{note}. An estimate to plan with, not a quote: shops and countries differ."
+    )
     return "\n".join(rows)
 
 
 def wiring_table() -> str:
-    rows = ["| part | GPIO (BCM) | pin | wiring |", "| --- | --: | --: | --- |"]
+    rows = [
+        "| part | GPIO (BCM) | pin | GND pin | 3V3/5V pin | wiring |",
+        "| --- | --: | --: | --: | --: | --- |",
+    ]
     for part in PARTS.values():
-        gpio = part.get("gpio", f"{part.get('sda_gpio')}/{part.get('scl_gpio')}")
-        pin = part.get("physical", f"{part.get('sda_physical')}/{part.get('scl_physical')}")
-        rows.append(f"| {part['what']} | {gpio} | {pin} | {part['wiring']} |")
+        gpio = "/".join(str(v) for k, v in part.items() if k.endswith("gpio"))
+        pin = "/".join(str(v) for k, v in part.items() if k.endswith("physical"))
+        cells = [part["what"], gpio, pin, part["ground"], part.get("supply", ""), part["wiring"]]
+        rows.append("| " + " | ".join(map(str, cells)) + " |")
+    return "\n".join(rows)
+
+
+def spi_table() -> str:
+    rows = ["| module pin | header pin | Pi |", "| --- | --: | --- |"]
+    for pin, _, end in wires(SPI):
+        rows.append(f"| {end.removeprefix(SPI['name'] + ' ')} | {pin} | {HEADER[pin]} |")
+    return "\n".join(rows) + f"\n\n{SPI['wiring'][0].upper()}{SPI['wiring'][1:]}."
+
+
+def transistor_table() -> str:
+    rows = [
+        "| transistor | legs, flat side facing you, legs down | from |",
+        "| --- | --- | --- |",
+        f"| **{Q1['part']}** (Q1, the BOM's) | **{Q1['legs']}** | its datasheet |",
+    ]
+    rows += [f"| {s['part']} | {s['legs']} | {s['source']} |" for s in Q1["substitutes"]]
     return "\n".join(rows)
 
 
@@ -109,7 +178,11 @@ def summary_table() -> str:
 
 def readme() -> str:
     text = (HERE / "README.md").read_text()
-    for name, body in (("pins", pin_table()), ("wiring", wiring_table()), ("bom", bom_table())):
+    for name, body in (
+        ("pins", pin_table()), ("wiring", wiring_table()),
+        ("spi", spi_table()), ("bom", bom_table()),
+        ("transistor", transistor_table()),
+    ):  # fmt: skip
         text = fill(text, name, body)
     return text
 
@@ -119,95 +192,210 @@ def project_readme() -> str:
 
 
 def schematic(backend: str) -> bytes:
-    """The circuit, drawn from pinout.toml: header pins on the left, a GND rail on the right."""
+    """The circuit, drawn from pinout.toml: each part between its header pins, with its GND."""
     import schemdraw
     import schemdraw.elements as elm
 
     schemdraw.use(backend)
-    p = PARTS
-    rows = [  # top to bottom: (label inside the header, physical pin, anchor name)
-        ("3V3", 1, "V33"), ("GPIO2 SDA", 3, "SDA"), ("GPIO3 SCL", 5, "SCL"),
-        ("GPIO17", p["auction"]["physical"], "AUCTION"),
-        ("GPIO27", p["build"]["physical"], "BUILD"),
-        ("GPIO22", p["power"]["physical"], "POWER"), ("GPIO13", p["led"]["physical"], "LED"),
-        ("5V", 2, "V5"), ("GPIO18", p["buzzer"]["physical"], "BUZZER"), ("GND", 6, "GND"),
-    ]  # fmt: skip
-    step = 1.6
-    with schemdraw.Drawing(show=False) as d:
-        d.config(fontsize=11, unit=2.4)
-        header = [elm.IcPin(name=n, pin=str(k), side="right", anchorname=a) for n, k, a in rows]
-        pi = elm.Ic(
-            pins=header[::-1], pinspacing=step, edgepadW=1.6, label="Raspberry Pi\n40-pin header"
+    step, loop_x, box_x = 1.2, 9.0, 8.0
+    d = schemdraw.Drawing(show=False)  # no `with`: an element is added once, by d.add
+    d.config(fontsize=11, unit=2.4)
+    at: dict[int, tuple[float, float]] = {}  # header pin -> where its wire leaves
+
+    def header(rows: list[int | None], top: float, title: str) -> None:
+        bottom = top - step * (len(rows) - 1)
+        box(-4.2, bottom - 0.8, 4.2, top - bottom + 1.6)
+        d.add(elm.Label().at((-2.1, top + 1.3)).label(title, fontsize=11))
+        for i, pin in enumerate(rows):
+            if pin is not None:
+                y = top - i * step
+                at[pin] = (0.0, y)
+                d.add(elm.Label().at((-0.2, y)).label(HEADER[pin], halign="right"))
+                d.add(elm.Label().at((0.3, y + 0.3)).label(str(pin), fontsize=9))
+
+    def box(x: float, y: float, w: float, h: float) -> None:
+        d.add(elm.Rect(corner1=(0, 0), corner2=(w, h)).at((x, y)).theta(0))
+
+    def line(*points: tuple[float, float]) -> None:
+        for a, b in itertools.pairwise(points):
+            d.add(elm.Line().endpoints(a, b))
+
+    def loop(part: dict, *parts: elm.Element) -> None:
+        """Signal pin, the parts in a row, back to the part's own GND pin."""
+        (x, y), (_, ground) = at[part["physical"]], at[part["ground"]]
+        d.add(elm.Line().at((x, y)).right().length(1.2))
+        for element in parts:
+            d.add(element.right())
+        line(d.here, (loop_x, y), (loop_x, ground), (x, ground))
+
+    def module(part: dict, title: str) -> None:
+        ys = [at[pin][1] for pin, _, _ in wires(part)]
+        box(box_x, min(ys) - 0.6, 4.4, max(ys) - min(ys) + 1.2)
+        d.add(elm.Label().at((box_x + 3.2, sum(ys) / len(ys))).label(title))
+        for (pin, _, end), y in zip(wires(part), ys, strict=True):
+            line(at[pin], (box_x, y))
+            name = end.removeprefix(part["name"] + " ")
+            d.add(elm.Label().at((box_x + 0.15, y)).label(name, halign="left", fontsize=9))
+
+    p, buzzer = PARTS, PARTS["buzzer"]
+    rows: list[int | None] = [pin for pin, _, _ in wires(p["oled"])]
+    for key in ("auction", "build", "power", "led"):
+        rows += [None, p[key]["physical"], p[key]["ground"]]
+    rows += [None, buzzer["supply"], None, None, buzzer["physical"], buzzer["ground"]]
+    header(rows, 0.0, "Raspberry Pi\n40-pin header")
+    module(p["oled"], f"{p['oled']['name']}\nI2C 0x{p['oled']['i2c_address']:02X}")
+    loop(p["auction"], elm.Button().label(p["auction"]["name"]))
+    loop(p["build"], elm.Button().label(p["build"]["name"]))
+    loop(p["power"], elm.Switch().label(p["power"]["name"]))
+    loop(
+        p["led"], elm.Resistor().label(ohms(p["led"]["resistor_ohm"])),
+        elm.LED().label(p["led"]["what"], loc="top"),
+    )  # fmt: skip
+
+    # The buzzer: GPIO - base resistor - Q1's B; 5V - buzzer (+ on top, diode across) - C.
+    d.add(elm.Line().at(at[buzzer["physical"]]).right().length(1.2))
+    d.add(elm.Resistor().right().label(ohms(buzzer["base_resistor_ohm"])))
+    q = d.add(elm.BjtNpn(circle=True).anchor("base"))
+    c, b, e = q.collector, q.base, q.emitter
+    for (x, y), leg, dx in ((c, "C", -0.3), (b, "B", -0.25), (e, "E", 0.3)):
+        d.add(elm.Label().at((x + dx, y + (0.3 if leg == "B" else 0))).label(leg, fontsize=10))
+    legs = " ".join(Q1["legs"].split("-"))
+    d.add(
+        elm.Label().at((c[0] + 0.9, b[1])).label(
+            f"Q1 {Q1['part']}\nflat side facing you,\nlegs down: {legs}", halign="left", fontsize=10
         )
-        d.add(pi)
-        x0 = pi.V33[0]
-        rail = x0 + 14.0
+    )  # fmt: skip
+    top, low = at[buzzer["supply"]][1], at[buzzer["supply"]][1] - 2.0
+    line(at[buzzer["supply"]], (c[0], top))
+    d.add(elm.RBox(w=0.8, h=1.4).endpoints((c[0], top), (c[0], low)).label("BZ1", loc="bottom"))
+    d.add(elm.Label().at((c[0] + 0.35, top - 0.25)).label("+", fontsize=12))
+    d.add(elm.Label().at((c[0] + 0.35, low + 0.25)).label("\u2212", fontsize=12))
+    line((c[0], low), c)
+    line((c[0], top), (c[0] + 1.8, top))
+    d.add(elm.Diode().endpoints((c[0] + 1.8, low), (c[0] + 1.8, top)).label("1N4148", loc="bottom"))
+    line((c[0] + 1.8, low), (c[0], low))
+    d.add(elm.Dot().at((c[0], top)))
+    d.add(elm.Dot().at((c[0], low)))
+    line(e, (e[0], at[buzzer["ground"]][1]), at[buzzer["ground"]])
 
-        def y(anchor: str) -> float:
-            return getattr(pi, anchor)[1]
+    # The SPI display option, on a second drawing of the header.
+    spi_top = at[buzzer["ground"]][1] - 4.0
+    header(
+        [pin for pin, _, _ in wires(SPI)], spi_top, "SPI display option\n(instead of the I2C OLED)"
+    )
+    module(SPI, f"{SPI['name']}\n{SPI['driver'].upper()}")
+    return d.get_imagedata("svg" if backend == "svg" else "png")
 
-        def to_rail(start: str, *parts) -> None:
-            d.add(elm.Line().at(getattr(pi, start)).right().length(1.2))
-            for part in parts:
-                d.add(part)
-            d.add(elm.Line().right().tox(rail))
-            d.add(elm.Dot())
 
-        # The OLED on 3V3 and the I2C lines.
-        oled_x = x0 + 8.0
-        for anchor in ("V33", "SDA", "SCL"):
-            d.add(elm.Line().at(getattr(pi, anchor)).right().tox(oled_x))
-        top, bottom = y("V33") + 0.9, y("SCL") - 0.9
-        d.add(elm.Rect(corner1=(0, 0), corner2=(3.6, top - bottom)).at((oled_x, bottom)))
-        d.add(
-            elm.Label()
-            .at((oled_x + 1.8, (top + bottom) / 2))
-            .label(f"OLED\n0x{p['oled']['i2c_address']:02X}", fontsize=11)
+def svg_line(
+    x1: int, y1: int, x2: int, y2: int, stroke: str, width: int = 3, dash: str = ""
+) -> str:
+    ends = f'x1="{x1}" y1="{y1}" x2="{x2}" y2="{y2}"'
+    return f'<line {ends} stroke="{stroke}" stroke-width="{width}"{dash}/>'
+
+
+def wiring_svg() -> str:
+    """The wires as they go on the header, seen from above: plain SVG, nothing to install."""
+    pitch, top, cx, reach = 26, 78, 450, 200
+    ends: dict[int, list[tuple[dict, str]]] = {}
+    for part in [*PARTS.values(), SPI]:
+        for pin, _, end in wires(part):
+            ends.setdefault(pin, []).append((part, end))
+    palette = ["#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#17becf", "#e377c2", "#bcbd22"]
+    colour = {id(part): palette[i % 7] for i, part in enumerate([*PARTS.values(), SPI])}
+    power = {"GND": "#111", "3V3": "#f0a000", "5V": "#d62728"}
+    bottom = top + 19 * pitch
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="900" height="{bottom + 215}"'
+        ' font-family="DejaVu Sans, Arial, sans-serif" font-size="12">',
+        '<rect width="100%" height="100%" fill="white"/>',
+        '<text x="450" y="24" text-anchor="middle" font-size="15">The wires on the Pi\'s'
+        " 40-pin header, seen from above</text>",
+        '<text x="450" y="44" text-anchor="middle" fill="#444">the board turned so that the'
+        " header runs down its right edge: pin 1 (square pad) at the top left</text>",
+        f'<text x="450" y="62" text-anchor="middle" fill="#444">dashed: the {SPI["name"]},'
+        " wired instead of the I2C OLED (never both)</text>",
+        f'<rect x="{cx - 28}" y="{top - 17}" width="56" height="{bottom - top + 34}" rx="4"'
+        ' fill="#333"/>',
+    ]
+    for pin, pi in HEADER.items():
+        side = -1 if pin % 2 else 1
+        x, y = cx + side * 14, top + (pin - 1) // 2 * pitch
+        anchor = "end" if side < 0 else "start"
+        if pin in ends:
+            parts = ends[pin]
+            stroke = power.get(pi, colour[id(parts[0][0])])
+            dash = ' stroke-dasharray="9 5"' if all(p is SPI for p, _ in parts) else ""
+            label = escape(" or ".join(end for _, end in parts))
+            x2 = cx + side * reach
+            out += [
+                svg_line(x, y, x2, y, stroke, 4, dash),
+                f'<rect x="{min(x2, x2 + side * 236)}" y="{y - 11}" width="236" height="22" rx="5"'
+                f' fill="white" stroke="{stroke}" stroke-width="2"{dash}/>',
+                f'<text x="{x2 + side * 8}" y="{y + 4}" text-anchor="{anchor}">{label}</text>',
+            ]
+        shape = (
+            f'<rect x="{x - 8}" y="{y - 8}" width="16" height="16"'
+            if pin == 1
+            else f'<circle cx="{x}" cy="{y}" r="8"'
         )
-        for anchor, name in (("V33", "VCC"), ("SDA", "SDA"), ("SCL", "SCL")):
-            d.add(elm.Label().at((oled_x + 0.15, y(anchor))).label(name, halign="left", fontsize=9))
-        d.add(elm.Line().at((oled_x + 3.6, y("SCL"))).right().tox(rail))
-        d.add(elm.Label().at((oled_x + 3.45, y("SCL"))).label("GND", halign="right", fontsize=9))
-        d.add(elm.Dot())
-
-        to_rail("AUCTION", elm.Button().right().label("AUCTION"))
-        to_rail("BUILD", elm.Button().right().label("BUILD"))
-        to_rail("POWER", elm.Switch().right().label("ON/OFF"))
-        to_rail(
-            "LED", elm.Resistor().right().label(f"{p['led']['resistor_ohm']} Ω"),
-            elm.LED().right().label("red LED", loc="top"),
-        )  # fmt: skip
-
-        # The buzzer: GPIO18 - 1 kohm - base; 5V - buzzer (1N4148 across) - collector.
-        base_ohm = p["buzzer"]["base_resistor_ohm"] // 1000
-        d.add(elm.Line().at(pi.BUZZER).right().length(1.2))
-        d.add(elm.Resistor().right().label(f"{base_ohm} kΩ"))
-        q = elm.BjtNpn(circle=True).anchor("base").label("BC337", loc="right")
-        d.add(q)
-        d.add(elm.Line().at(q.emitter).down().toy(y("GND")))
-        d.add(elm.Dot())
-        d.add(elm.Line().at(pi.V5).right().length(1.2))
-        buzzer = elm.RBox(w=1.6, h=0.7).right().label("buzzer", loc="bottom")
-        d.add(buzzer)
-        d.add(elm.Line().at(buzzer.start).up(0.7))
-        d.add(elm.Diode().right().reverse().label("1N4148", loc="top"))
-        d.add(elm.Line().down(0.7))
-        d.add(elm.Line().at(buzzer.end).right().tox(q.collector[0]))
-        d.add(elm.Line().down().toy(q.collector[1]))
-        # The GND rail.
-        d.add(elm.Line().at(pi.GND).right().tox(rail))
-        d.add(elm.Line().up().toy(y("SCL")))
-        d.add(elm.Ground().at((rail, y("GND"))))
-        return d.get_imagedata("svg" if backend == "svg" else "png")
+        out += [
+            f'{shape} fill="#d4af37"/>',
+            f'<text x="{x}" y="{y + 3}" text-anchor="middle" font-size="8">{pin}</text>',
+            f'<text x="{cx + side * 30}" y="{y - 5}" text-anchor="{anchor}" font-size="10"'
+            f' fill="{"#000" if pin in ends else "#888"}">{escape(pi)}</text>',
+        ]
+    # Q1 and the buzzer as they sit on the perfboard, legs named from pinout.toml.
+    buzzer, y0 = PARTS["buzzer"], bottom + 45
+    signal, ground = buzzer["physical"], buzzer["ground"]
+    gpio = HEADER[signal].split()[0]
+    to = {
+        "C": "the buzzer's \u2212",
+        "B": f"{ohms(buzzer['base_resistor_ohm'])}, then pin {signal} ({gpio})",
+        "E": f"pin {ground} (GND)",
+    }
+    out += [
+        f'<rect x="150" y="{y0}" width="64" height="46" rx="6" fill="#222"/>',
+        f'<text x="182" y="{y0 + 27}" text-anchor="middle" fill="white" font-size="10">'
+        f"{Q1['part']}</text>",
+    ]
+    for i, leg in enumerate(Q1["legs"].split("-")):
+        x = 162 + 20 * i
+        out += [
+            svg_line(x, y0 + 46, x, y0 + 86, "#999"),
+            f'<text x="{x}" y="{y0 + 102}" text-anchor="middle" font-weight="bold">{leg}</text>',
+            f'<text x="250" y="{y0 + 14 + 20 * i}">{leg}: {escape(to[leg])}</text>',
+        ]
+    supply = buzzer["supply"]
+    out += [
+        f'<text x="150" y="{y0 + 130}">Q1 flat side facing you, legs down: {Q1["legs"]}, from'
+        " its datasheet. A substitute has its own order (see the guide):</text>",
+        f'<text x="150" y="{y0 + 148}" font-weight="bold">check the datasheet of the part in'
+        " your hand.</text>",
+        f'<circle cx="640" cy="{y0 + 23}" r="23" fill="#222"/>',
+        f'<text x="632" y="{y0 + 18}" fill="white" font-size="16">+</text>',
+        svg_line(630, y0 + 46, 630, y0 + 86, "#d62728"),
+        svg_line(650, y0 + 46, 650, y0 + 86, "#999"),
+        f'<text x="690" y="{y0 + 14}">+: pin {supply} ({HEADER[supply]})</text>',
+        f'<text x="690" y="{y0 + 34}">\u2212: Q1\'s C</text>',
+        f'<text x="690" y="{y0 + 54}">1N4148 across, band on +</text>',
+        f'<text x="600" y="{y0 + 102}">BZ1, the buzzer</text>',
+        "</svg>",
+    ]
+    return "\n".join(out) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="only report what is out of date")
     args = parser.parse_args(argv)
+    if errors := problems():
+        print("\n".join(f"generate: {e}" for e in errors))
+        return 1
     outputs = {
         HERE / "README.md": readme().encode(),
         HERE.parent / "README.md": project_readme().encode(),
+        HERE / "wiring.svg": wiring_svg().encode(),
     }
     try:
         outputs[HERE / "schematic.svg"] = schematic("svg")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import csv
+import re
 import shutil
 import subprocess
 import sys
@@ -19,6 +21,7 @@ from fakes import mock_factory
 
 ROOT = Path(__file__).resolve().parents[1]
 PINOUT = tomllib.loads((ROOT / "hardware/pinout.toml").read_text())
+Result = subprocess.CompletedProcess[str]
 
 
 def test_the_schematic_and_the_tables_are_made_from_the_pinout() -> None:
@@ -38,13 +41,86 @@ def test_the_led_resistor_gives_a_safe_bright_current() -> None:
 
 
 def test_every_physical_pin_is_where_the_header_has_that_gpio() -> None:
-    header = {11: 17, 12: 18, 13: 27, 15: 22, 33: 13, 3: 2, 5: 3}
-    for part in PINOUT["part"].values():
-        if "gpio" in part:
-            assert header[part["physical"]] == part["gpio"], part["name"]
-    oled = PINOUT["part"]["oled"]
-    assert header[oled["sda_physical"]] == oled["sda_gpio"] == 2
-    assert header[oled["scl_physical"]] == oled["scl_gpio"] == 3
+    # The Pi's header as its documentation gives it, typed here apart from pinout.toml.
+    facts = {
+        1: "3V3", 2: "5V", 3: "GPIO2", 5: "GPIO3", 6: "GND", 9: "GND", 11: "GPIO17", 12: "GPIO18",
+        13: "GPIO27", 14: "GND", 15: "GPIO22", 17: "3V3", 18: "GPIO24", 19: "GPIO10", 20: "GND",
+        22: "GPIO25", 23: "GPIO11", 24: "GPIO8", 25: "GND", 33: "GPIO13", 34: "GND",
+    }  # fmt: skip
+    header = PINOUT["header"]
+    assert len(header) == 40 and all(header[pin - 1].split()[0] == pi for pin, pi in facts.items())
+    for part in [*PINOUT["part"].values(), PINOUT["spi_display"]]:
+        for key, pin in part.items():
+            if key.endswith("physical"):
+                gpio = part[key.replace("physical", "gpio")]
+                assert facts[pin] == f"GPIO{gpio}", (part["name"], key)
+        assert facts[part["ground"]] == "GND" and facts.get(part.get("supply", 1)) in ("3V3", "5V")
+    spi = PINOUT["spi_display"]  # the pins the firmware's SPI display uses
+    pins = [(spi[f"{s}_gpio"], spi[f"{s}_physical"]) for s in ("mosi", "sclk", "ce0", "dc", "rst")]
+    assert pins == [(10, 19), (11, 23), (8, 24), (24, 18), (25, 22)]
+
+
+def test_the_named_transistor_has_its_datasheet_pin_order() -> None:
+    # onsemi BC337/D, Fairchild BC337: TO-92, 1 collector, 2 base, 3 emitter (flat side facing you, legs down).
+    q1 = PINOUT["transistor"]
+    assert q1["part"].startswith("BC337") and q1["legs"] == "C-B-E"
+    assert {s["part"].split()[0]: s["legs"] for s in q1["substitutes"]}["PN2222A"] == "E-B-C"
+    assert "BC337-40 (legs C-B-E)" in (ROOT / "hardware/bom.csv").read_text()
+
+
+def test_the_bom_has_what_the_case_and_the_power_need() -> None:
+    rows = {r["ref"]: r for r in csv.DictReader((ROOT / "hardware/bom.csv").open(newline=""))}
+    scad = (ROOT / "hardware/enclosure/cityunit.scad").read_text()
+    if lid := re.search(r"^screws = (\d+);", scad, re.MULTILINE):
+        assert rows["M3"]["qty"] == lid.group(1)
+    assert rows["M2.5"]["qty"] == rows["M2"]["qty"] == "4"
+    assert {"PWR", "USB", "W"} <= set(rows)
+    assert "| | | **total** |" in (ROOT / "hardware/README.md").read_text()
+
+
+@pytest.fixture
+def copy(tmp_path: Path) -> Callable[..., Result]:
+    """hardware/ copied with what generate.py writes; runs generate.py there, edits first."""
+    (tmp_path / "hardware").mkdir()
+    for name in ("generate.py", "pinout.toml", "bom.csv", "README.md", "schematic.svg"):
+        shutil.copy(ROOT / "hardware" / name, tmp_path / "hardware" / name)
+    shutil.copy(ROOT / "hardware/wiring.svg", tmp_path / "hardware/wiring.svg")
+    shutil.copy(ROOT / "README.md", tmp_path / "README.md")
+
+    def run(*args: str, edit: tuple[str, str, str] | None = None) -> Result:
+        if edit:
+            path = tmp_path / "hardware" / edit[0]
+            text = path.read_text()
+            assert edit[1] in text
+            path.write_text(text.replace(edit[1], edit[2], 1))
+        script = str(tmp_path / "hardware/generate.py")
+        return subprocess.run([sys.executable, script, *args], capture_output=True, text=True)
+
+    return run
+
+
+def test_check_fails_when_the_pinout_changes_until_all_is_regenerated(copy) -> None:
+    moved = copy("--check", edit=("pinout.toml", "ground = 9\n", "ground = 39\n"))  # AUCTION's GND
+    assert moved.returncode == 1
+    for name in ("README.md", "schematic.svg", "wiring.svg"):
+        assert f"out of date: hardware/{name}" in moved.stdout
+    assert copy().returncode == 0
+    assert copy("--check").returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("edit", "says"),
+    [
+        (("pinout.toml", "gpio = 17", "gpio = 23"), "AUCTION physical is pin 11, which is GPIO17"),
+        (("pinout.toml", "ground = 34", "ground = 33"), "LED ground is pin 33, which is GPIO13 (PWM1)"),
+        (("pinout.toml", "rst_physical = 22", "rst_physical = 11"), "pin 11 carries both AUCTION and SPI OLED"),
+        (("README.md", "GND (pin 34)", "GND (pin 39)"), "README.md: the build guide names pin 39"),
+    ],
+)  # fmt: skip
+def test_generate_refuses_a_pinout_that_contradicts_the_header(copy, edit, says: str) -> None:
+    for args in ((), ("--check",)):
+        result = copy(*args, edit=edit if not args else None)
+        assert result.returncode == 1 and says in result.stdout, result.stdout + result.stderr
 
 
 class Person:
