@@ -15,6 +15,8 @@ from pathlib import Path
 
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 
+from cityunit.config import Parts
+
 SSD1306_DISPLAYOFF = 0xAE
 
 
@@ -132,31 +134,46 @@ def cable() -> tuple[str, str]:
     return a_path, b_path
 
 
-# ----- the display controller's memory, as the I2C bytes leave it -----------------------------
+# ----- the display controller's memory, as the I2C or SPI bytes leave it ---------------------
 
 SSD1306_ARGS = {0x20: 1, 0x21: 2, 0x22: 2, 0x26: 6, 0x27: 6, 0x29: 5, 0x2A: 5, 0x81: 1,
                 0x8D: 1, 0xA3: 2, 0xA8: 1, 0xD3: 1, 0xD5: 1, 0xD9: 1, 0xDA: 1, 0xDB: 1}  # fmt: skip
+# No charge pump (0x8D is no command: luma's 0x8D 0x14 is an unknown byte and a column
+# nibble); a command lock (0xFD) instead.
+SSD1309_ARGS = {k: v for k, v in SSD1306_ARGS.items() if k != 0x8D} | {0xFD: 1}
 SH1106_ARGS = {0x81: 1, 0xA8: 1, 0xAD: 1, 0xD3: 1, 0xD5: 1, 0xD9: 1, 0xDA: 1, 0xDB: 1}
+ARGS = {"ssd1306": SSD1306_ARGS, "ssd1309": SSD1309_ARGS, "sh1106": SH1106_ARGS}
 
 
 class Controller(FlakyBus):
-    """An SSD1306 or SH1106 as its datasheet says, fed the exact bytes on the bus.
+    """An SSD1306, SSD1309 or SH1106 as its datasheet says, fed the exact bytes on the bus:
+    an smbus stand-in on I2C, or (`spi=True`) a spidev stand-in whose DC and RST lines are
+    mock pins (`pins`, a gpiozero factory for the panel): DC low, command bytes; high,
+    data; RST low, deaf.
 
     Commands are parsed with their arguments; data bytes land where the controller's
-    address pointers say (SSD1306: horizontal or page addressing with its column and
-    page window; SH1106: page addressing over 132 columns). `visible()` is what the
-    glass shows, as display-RAM pages; `pi_bytes` counts the bytes the Pi's bus would
-    carry (luma sends each command call, and each data call, as one transaction).
+    address pointers say (SSD1306 and SSD1309: horizontal or page addressing with their
+    column and page window; SH1106: page addressing over 132 columns). `visible()` is what
+    the glass shows, as display-RAM pages; `pi_bytes` counts the bytes the Pi's bus would
+    carry (on I2C luma sends each command call, and each data call, as one transaction
+    with an address and a control byte; SPI has neither).
     Its memory starts as noise and its glass dark, as after power-on.
     """
 
-    def __init__(self, kind: str, error_rate: float = 0.0, seed: int = 0) -> None:
+    def __init__(
+        self, kind: str, error_rate: float = 0.0, seed: int = 0, spi: bool = False
+    ) -> None:
         super().__init__(error_rate, seed)
         self.kind = kind
-        self.width = 128 if kind == "ssd1306" else 132
+        self.windowed = kind != "sh1106"  # the SSD130x: horizontal addressing, windows
+        self.width = 128 if self.windowed else 132
         self.ram = [bytearray(self.rng.randbytes(self.width)) for _ in range(8)]  # power-on noise
         self.on = False  # the glass is lit (DISPLAYON): dark after reset
-        self.offset = 0 if kind == "ssd1306" else 2  # where the glass's column 0 is in RAM
+        self.offset = 0 if self.windowed else 2  # where the glass's column 0 is in RAM
+        self.pins = MockFactory() if spi else None
+        self.parts = Parts(display=kind, interface="spi" if spi else "i2c")
+        self.opened: tuple[int, int] | None = None  # SPI: (port, device)
+        self.max_speed_hz = 0
         self.mode = 2  # page addressing after reset
         self.window = (0, 127, 0, 7)  # SSD1306 horizontal mode: c0, c1, p0, p1
         self.col = self.page = 0
@@ -167,19 +184,29 @@ class Controller(FlakyBus):
 
     def write_i2c_block_data(self, addr: int, register: int, data: list[int]) -> None:
         super().write_i2c_block_data(addr, register, data)  # may fail, as the bus does
-        if register == 0x00:
-            self.pi_bytes += 2 + len(data)
-            self._in_data = False
-            for byte in data:
-                self._command_byte(byte)
-        else:
-            self.pi_bytes += len(data) + (0 if self._in_data else 2)
-            self._in_data = True
-            for byte in data:
-                self._data_byte(byte)
+        command = register == 0x00
+        self.pi_bytes += len(data) + (0 if self._in_data and not command else 2)
+        self._take(command, data)
+
+    def open(self, port: int, device: int) -> None:
+        self.opened = (port, device)
+
+    def writebytes(self, data: list[int]) -> None:
+        """spidev's write, one chip-select frame: DC says what the bytes are."""
+        assert self.pins is not None and self.opened is not None
+        dc, rst = (self.pins.pin(pin).state for pin in (self.parts.dc_pin, self.parts.reset_pin))
+        FlakyBus.write_i2c_block_data(self, 0, 0x40 if dc else 0x00, data)  # may fail
+        self.pi_bytes += len(data)
+        if rst:
+            self._take(not dc, data)
+
+    def _take(self, command: bool, data: list[int]) -> None:
+        self._in_data = not command
+        for byte in data:
+            (self._command_byte if command else self._data_byte)(byte)
 
     def _command_byte(self, byte: int) -> None:
-        args = SSD1306_ARGS if self.kind == "ssd1306" else SH1106_ARGS
+        args = ARGS[self.kind]
         if self._pending:
             self._pending.append(byte)
         elif byte in args:
@@ -200,8 +227,8 @@ class Controller(FlakyBus):
             return
         if not (0xB0 <= byte <= 0xB7 or byte <= 0x1F):
             return  # settings the memory does not care about
-        if self.kind == "ssd1306" and self.mode != 2:
-            return  # the SSD1306 obeys page and column nibbles in page addressing only
+        if self.windowed and self.mode != 2:
+            return  # the SSD130x obey page and column nibbles in page addressing only
         if byte >= 0xB0:
             self.page = byte - 0xB0
         elif byte <= 0x0F:
@@ -210,7 +237,7 @@ class Controller(FlakyBus):
             self.col = (self.col & 0x0F) | (byte - 0x10) << 4
 
     def _with_args(self, command: int, args: list[int]) -> None:
-        if self.kind != "ssd1306":
+        if not self.windowed:
             return
         if command == 0x20:
             self.mode = args[0] & 0x03
@@ -224,13 +251,13 @@ class Controller(FlakyBus):
     def _data_byte(self, byte: int) -> None:
         if self.col < self.width:
             self.ram[self.page][self.col] = byte
-        if self.kind == "ssd1306" and self.mode == 0:
+        if self.windowed and self.mode == 0:
             c0, c1, p0, p1 = self.window
             self.col += 1
             if self.col > c1:
                 self.col = c0
                 self.page = p0 if self.page >= p1 else self.page + 1
-        elif self.kind == "ssd1306":
+        elif self.windowed:
             self.col = self.col + 1 if self.col < 127 else 0
         else:
             self.col = min(self.col + 1, self.width - 1)

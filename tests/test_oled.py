@@ -1,22 +1,26 @@
 """The OLED drivers: a whole frame is exactly luma's bytes, packed in a fraction of the time;
 a changed frame sends only what changed, and the controller's memory (modelled from the
-bytes on the bus) always ends up equal to the frame."""
+bytes on the bus, I2C or SPI) always ends up equal to the frame."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import pytest
+from gpiozero import DigitalOutputDevice
+from gpiozero.pins.mock import MockFactory
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from luma.core.error import Error as LumaError
 from luma.core.interface.serial import i2c
-from luma.oled.device import sh1106, ssd1306
+from luma.oled.device import sh1106, ssd1306, ssd1309
 from PIL import Image, ImageDraw
 
+from cityunit import oled
 from cityunit.config import Parts
 from cityunit.gestures import Button
-from cityunit.oled import SH1106, SSD1306, LumaPanel, inverse, pages
+from cityunit.oled import SH1106, SSD1306, SSD1309, LumaPanel, SpiDev, inverse, pages
 from cityunit.render import render
 from cityunit.rules import Rules
 from cityunit.screens import HourEndScreen
@@ -49,7 +53,9 @@ def noise(seed: int) -> Image.Image:
 
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 2**32))
-@pytest.mark.parametrize(("ours", "theirs"), [(SSD1306, ssd1306), (SH1106, sh1106)])
+@pytest.mark.parametrize(
+    ("ours", "theirs"), [(SSD1306, ssd1306), (SSD1309, ssd1309), (SH1106, sh1106)]
+)
 def test_the_same_bytes_as_luma(ours, theirs, seed: int) -> None:
     image = noise(seed)
     assert stream(ours, image) == stream(theirs, image)
@@ -66,7 +72,11 @@ def test_the_same_bytes_when_rotated(rotate: int) -> None:
 # ----- only what changed is sent, and the controller ends up showing the frame -------------
 
 
-DRIVERS = ["ssd1306", "sh1106"]
+DRIVERS = ["ssd1306", "ssd1309", "sh1106"]
+INTERFACES = ["i2c", "spi"]
+WHOLE = {("ssd1306", "i2c"): 1034, ("ssd1306", "spi"): 1030, ("sh1106", "i2c"): 8 * (2 + 3 + 2 + 128),
+         ("sh1106", "spi"): 8 * (3 + 128)}  # fmt: skip
+WHOLE |= {("ssd1309", i): WHOLE["ssd1306", i] for i in INTERFACES}
 rects = st.lists(
     st.tuples(st.floats(0, 1), st.floats(0, 1), st.integers(0, 40), st.integers(0, 20),
               st.sampled_from(["fill", "clear", "invert"])),
@@ -94,10 +104,11 @@ def edited(image: Image.Image, edits: list) -> Image.Image:
     return image
 
 
-def naive_costs(kind: str, new: list[bytes], old: list[bytes], flip: int) -> list[int]:
-    """What simpler shapes would cost on the Pi's bus to go from `old` to `new`: the whole
-    frame, one window around every change (SSD1306), one run per changed page."""
-    seek = 6 if kind == "ssd1306" else 3
+def naive_costs(kind: str, new: list[bytes], old: list[bytes], flip: int, t: int) -> list[int]:
+    """What simpler shapes would cost on the Pi's bus to go from `old` to `new` (`t` bytes a
+    write besides its payload): the whole frame, one window around every change (SSD130x),
+    one run per changed page."""
+    seek = 3 if kind == "sh1106" else 6
     changed = [
         (p, [c for c in range(128) if a[c] != b[c]])
         for p, (a, b) in enumerate(zip(new, old, strict=True))
@@ -105,12 +116,12 @@ def naive_costs(kind: str, new: list[bytes], old: list[bytes], flip: int) -> lis
     changed = [(p, cols) for p, cols in changed if cols]
     if not changed:
         return [flip]
-    per_page = sum(4 + seek + cols[-1] - cols[0] + 1 for _, cols in changed)
-    whole = 8 * (4 + seek + 128) if kind == "sh1106" else 4 + seek + 1024
+    per_page = sum(2 * t + seek + cols[-1] - cols[0] + 1 for _, cols in changed)
+    whole = 8 * (2 * t + seek + 128) if kind == "sh1106" else 2 * t + seek + 1024
     costs = [whole + flip, per_page + flip]
-    if kind == "ssd1306":
+    if kind != "sh1106":
         c0, c1 = min(cols[0] for _, cols in changed), max(cols[-1] for _, cols in changed)
-        costs.append(4 + seek + (c1 - c0 + 1) * (changed[-1][0] - changed[0][0] + 1) + flip)
+        costs.append(2 * t + seek + (c1 - c0 + 1) * (changed[-1][0] - changed[0][0] + 1) + flip)
     return costs
 
 
@@ -121,10 +132,12 @@ class Glass:
     """A panel over a modelled controller: what is shown must be what the glass shows, for
     the bytes the panel says, and never more than a simpler way would have cost."""
 
-    def __init__(self, kind: str, rotate: int = 0) -> None:
+    def __init__(self, kind: str, rotate: int = 0, interface: str = "i2c") -> None:
         self.kind = kind
-        self.bus = Controller(kind)
-        self.panel = LumaPanel(Parts(display=kind, rotate=rotate), bus=self.bus)
+        self.bus = Controller(kind, spi=interface == "spi")
+        self.t = oled.OVERHEAD[interface]
+        parts = dataclasses.replace(self.bus.parts, rotate=rotate)
+        self.panel = LumaPanel(parts, bus=self.bus, pins=self.bus.pins)
         self.start()
         self.image = Image.new("1", (64, 128) if rotate % 2 else (128, 64))
         self.known = False  # whether the panel knows the memory (a frame went through)
@@ -154,30 +167,36 @@ class Glass:
         if self.known:
             memory = inverse(glass) if inverted else glass
             for flipped, ram in ((False, expected), (True, inverse(expected))):
-                flip = 3 if flipped != inverted else 0
-                assert sent <= min(naive_costs(self.kind, ram, memory, flip)), (sent, flipped)
+                flip = self.t + 1 if flipped != inverted else 0
+                assert sent <= min(naive_costs(self.kind, ram, memory, flip, self.t)), sent
         self.image, self.known = image, True
         return True
 
 
 def break_the_bus_once(bus: Controller, n: int) -> None:
     """The n-th write from now fails, once (as a glitch on the wire does)."""
-    real, count = bus.write_i2c_block_data, [0]
+    name = "write_i2c_block_data" if bus.pins is None else "writebytes"
+    real, count = getattr(bus, name), [0]
 
-    def flaky(addr: int, register: int, data: list[int]) -> None:
+    def flaky(*args: object) -> None:
         count[0] += 1
         if count[0] == n:
-            bus.write_i2c_block_data = real  # type: ignore[method-assign]
+            setattr(bus, name, real)
             raise OSError(121, "Remote I/O error")
-        real(addr, register, data)
+        real(*args)
 
-    bus.write_i2c_block_data = flaky  # type: ignore[method-assign]
+    setattr(bus, name, flaky)
 
 
 @settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(kind=st.sampled_from(DRIVERS), rotate=st.sampled_from([0, 1, 2, 3]), plan=steps)
-def test_any_frames_with_restarts_and_failures_end_on_the_glass(kind, rotate, plan) -> None:
-    glass = Glass(kind, rotate)
+@given(
+    kind=st.sampled_from(DRIVERS), interface=st.sampled_from(INTERFACES),
+    rotate=st.sampled_from([0, 1, 2, 3]), plan=steps,
+)  # fmt: skip
+def test_any_frames_with_restarts_and_failures_end_on_the_glass(
+    kind, interface, rotate, plan
+) -> None:
+    glass = Glass(kind, rotate, interface)
     image = glass.image
     for step in plan:
         if step[0] == "frame":
@@ -188,23 +207,26 @@ def test_any_frames_with_restarts_and_failures_end_on_the_glass(kind, rotate, pl
             glass.start()
         else:
             break_the_bus_once(glass.bus, step[1])
-    glass.bus.write_i2c_block_data = Controller.write_i2c_block_data.__get__(glass.bus)
+    vars(glass.bus).pop("write_i2c_block_data", None)  # a failure still to come: none
+    vars(glass.bus).pop("writebytes", None)
     assert glass.show(image.point(lambda v: 255 - v))  # everything flips
 
 
-def test_a_wrong_plan_is_caught_by_the_model() -> None:
-    """The model obeys the datasheet: page-mode commands sent to an SSD1306 in horizontal
-    addressing land nowhere, and the glass check fails."""
+@pytest.mark.parametrize("interface", INTERFACES)
+@pytest.mark.parametrize("kind", ["ssd1306", "ssd1309"])
+def test_a_wrong_plan_is_caught_by_the_model(kind, interface) -> None:
+    """The model obeys the datasheet: page-mode commands sent to an SSD1306 or SSD1309 in
+    horizontal addressing land nowhere, and the glass check fails."""
 
-    class PageModeSSD1306(SSD1306):
+    class PageMode(oled.DRIVERS[kind]):
         def send(self, new, windows):  # type: ignore[no-untyped-def]
             for p0, _, c0, c1 in windows:
                 self.command(0xB0 + p0, c0 & 0x0F, 0x10 | c0 >> 4)
                 self.data(list(new[p0][c0 : c1 + 1]))
 
-    glass = Glass("ssd1306")
+    glass = Glass(kind, interface=interface)
     glass.show(render(HourEndScreen(1), "en"))
-    glass.panel._device.__class__ = PageModeSSD1306
+    glass.panel._device.__class__ = PageMode
     with pytest.raises(AssertionError, match="the glass shows the frame"):
         glass.show(render(HourEndScreen(2), "en"))
 
@@ -212,16 +234,19 @@ def test_a_wrong_plan_is_caught_by_the_model() -> None:
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     kind=st.sampled_from(DRIVERS),
+    interface=st.sampled_from(INTERFACES),
     seed=st.integers(0, 2**16),
     presses=st.lists(st.tuples(st.sampled_from(list(Button)), st.sampled_from([60, 1_600]),
                                st.integers(200, 30_000), st.booleans()), max_size=30),
 )  # fmt: skip
-def test_real_games_end_each_frame_on_the_glass_for_far_fewer_bytes(kind, seed, presses) -> None:
+def test_real_games_end_each_frame_on_the_glass_for_far_fewer_bytes(
+    kind, interface, seed, presses
+) -> None:
     """Screens as a game shows them (taps, long presses, the menu, auctions, permits), the
     panel sometimes restarted: every frame on the glass, for a fraction of whole frames."""
     unit = Unit(Rules(game_hours=1), random.Random(seed))
     unit.switch(True, 0)
-    glass, t, last, sent, frames = Glass(kind), 0, None, 0, 0
+    glass, t, last, sent, frames = Glass(kind, interface=interface), 0, None, 0, 0
     for button, hold, wait, restart in [*presses, (Button.AUCTION, 60, 60_000, False)]:
         unit.press(button, t)
         unit.release(button, t + hold)
@@ -237,14 +262,17 @@ def test_real_games_end_each_frame_on_the_glass_for_far_fewer_bytes(kind, seed, 
                 sent, frames = sent + glass.bus.pi_bytes - before, frames + 1
         if restart:
             glass.start()
-    assert sent < frames * 1034 * 2 / 3
+    assert sent < frames * WHOLE[kind, interface] * 2 / 3
 
 
+@pytest.mark.parametrize("interface", INTERFACES)
 @pytest.mark.parametrize("kind", DRIVERS)
-def test_a_screen_that_turns_white_is_sent_inverted_for_a_fraction_of_the_bytes(kind) -> None:
+def test_a_screen_that_turns_white_is_sent_inverted_for_a_fraction_of_the_bytes(
+    kind, interface
+) -> None:
     from cityunit.screens import AuctionScreen, SoldScreen
 
-    glass = Glass(kind)
+    glass = Glass(kind, interface=interface)
     assert glass.show(render(AuctionScreen(3), "en"))
     before = glass.bus.pi_bytes
     assert glass.show(render(SoldScreen(stopped=True), "en"))  # white, with black letters
@@ -253,31 +281,86 @@ def test_a_screen_that_turns_white_is_sent_inverted_for_a_fraction_of_the_bytes(
     assert not glass.bus.inverted
 
 
+@pytest.mark.parametrize("interface", INTERFACES)
 @pytest.mark.parametrize("kind", DRIVERS)
-def test_the_glass_lights_with_the_first_frame_and_blanks_at_once(kind: str) -> None:
+def test_the_glass_lights_with_the_first_frame_and_blanks_at_once(kind, interface) -> None:
     """A start sends no blank frame of its own (the first frame is whole anyway), and a
     blank is one command: the glass never shows a negative or noise on the way."""
-    bus = Controller(kind)
-    panel = LumaPanel(Parts(display=kind), bus=bus)
+    bus = Controller(kind, spi=interface == "spi")
+    panel = LumaPanel(bus.parts, bus=bus, pins=bus.pins)
     panel.start()
     assert bus.data_bytes == 0 and bus.visible() == DARK
     white = Image.new("1", (128, 64), 1)  # SOLD!-like: sent inverted, over noise
     panel.display(white)
     assert bus.visible() == [b"\xff" * 128] * 8
-    whole = {"ssd1306": 1034, "sh1106": 8 * (2 + 3 + 2 + 128)}[kind]
-    assert bus.pi_bytes - whole < 40, "the init's commands and one whole frame, no more"
+    assert bus.pi_bytes - WHOLE[kind, interface] < 40, "the init's commands and a frame, no more"
     before = bus.pi_bytes
     panel.blank()
-    assert bus.visible() == DARK and bus.pi_bytes - before == 3
+    assert bus.visible() == DARK and bus.pi_bytes - before == oled.OVERHEAD[interface] + 1
 
 
-def test_changes_far_apart_are_sent_as_separate_boxes() -> None:
-    """Two 1-pixel lines down the screen's edges: two 8-page boxes, 1 column each (36 bytes),
-    not one box over the whole screen (1,034) nor 16 runs (176)."""
-    glass = Glass("ssd1306")
+@pytest.mark.parametrize("interface", INTERFACES)
+@pytest.mark.parametrize("kind", ["ssd1306", "ssd1309"])
+def test_changes_far_apart_are_sent_as_separate_boxes(kind, interface) -> None:
+    """Two 1-pixel lines down the screen's edges: two 8-page boxes, 1 column each (36 bytes
+    on I2C), not one box over the whole screen (1,034) nor 16 runs (176)."""
+    glass = Glass(kind, interface=interface)
     assert glass.show(Image.new("1", (128, 64)))
     edges = Image.new("1", (128, 64))
     ImageDraw.Draw(edges).line([(0, 0), (0, 63)], fill=1)
     ImageDraw.Draw(edges).line([(127, 0), (127, 63)], fill=1)
     assert glass.show(edges)
-    assert glass.panel.sent == 2 * (2 + 6 + 2 + 8)
+    assert glass.panel.sent == 2 * (2 * glass.t + 6 + 8)
+
+
+# ----- SPI on the Pi: the kernel's spidev, DC and RST through gpiozero --------------------------
+
+
+def test_spi_is_opened_as_configured_and_the_reset_is_released() -> None:
+    bus = Controller("ssd1309", spi=True)
+    parts = dataclasses.replace(bus.parts, spi_device=1, spi_speed_hz=1_000_000)
+    LumaPanel(parts, bus=bus, pins=bus.pins).start()
+    assert bus.opened == (0, 1) and bus.max_speed_hz == 1_000_000
+    assert bus.pins.pin(25).state == 1, "RST high: the controller listens"
+
+
+@pytest.mark.parametrize("device", ["missing", "not a spidev"])
+def test_a_spi_bus_that_does_not_open_is_a_display_down_and_frees_its_pins(
+    tmp_path, device
+) -> None:
+    """SPI off (no /dev/spidev0.0), or the wrong file: luma's error or an OSError, as
+    Display expects, and DC and RST are free again for the next attempt."""
+    if device != "missing":
+        (tmp_path / "spidev0.0").write_bytes(b"")
+    pins, bus = MockFactory(), SpiDev(tmp_path)
+    panel = LumaPanel(Parts(interface="spi"), bus=bus, pins=pins)
+    for _ in range(2):  # the retry meets the same error, not a pin in use
+        with pytest.raises((OSError, LumaError)):
+            panel.start()
+        assert bus._fd == -1, "no file left open"
+    DigitalOutputDevice(24, pin_factory=pins).close()
+
+
+def test_a_dc_pin_held_elsewhere_is_a_display_down_not_a_crash() -> None:
+    pins = MockFactory()
+    held = DigitalOutputDevice(24, pin_factory=pins)
+    bus = Controller("ssd1306", spi=True)
+    with pytest.raises(LumaError, match="GPIO24"):
+        LumaPanel(bus.parts, bus=bus, pins=pins).start()
+    held.close()
+
+
+def test_spidev_sets_its_speed_and_writes_the_bytes_as_they_are(tmp_path, monkeypatch) -> None:
+    """The kernel's calls (SPI_IOC_WR_MAX_SPEED_HZ, write), on a file standing in for
+    /dev/spidev0.0."""
+    calls = []
+    monkeypatch.setattr(oled.fcntl, "ioctl", lambda fd, op, arg: calls.append((op, arg)))
+    (tmp_path / "spidev0.1").write_bytes(b"")
+    dev = SpiDev(tmp_path)
+    dev.open(0, 1)
+    dev.max_speed_hz = 8_000_000
+    dev.writebytes([0xAE, 0x00, 0xFF])
+    dev.close()
+    dev.close()
+    assert calls == [(0x40046B04, (8_000_000).to_bytes(4, "little"))]
+    assert (tmp_path / "spidev0.1").read_bytes() == b"\xae\x00\xff"

@@ -1,12 +1,12 @@
-"""The OLED on the Pi: luma's SSD1306 and SH1106 drivers sending only what changed,
-behind one panel made once for the whole run.
+"""The OLED on the Pi: luma's SSD1306, SSD1309 and SH1106 drivers, on I2C or SPI, sending
+only what changed, behind one panel made once for the whole run.
 
 The bus is the cost: a full frame is 1,034 bytes on the Pi's I2C bus (23 ms at 400 kHz,
-93 ms at 100 kHz), during which the loop cannot flash the LED, while a clock tick
-changes a few digits. So each frame is compared with what the controller's memory
-holds, and only the changed bytes are sent, in whichever shape costs the fewest bytes
-on the wire: boxes over bands of pages (SSD1306's column and page window), or runs of
-columns per page (SH1106).
+93 ms at 100 kHz; 1,030 bytes, 1 ms, on SPI at 8 MHz), during which the loop cannot flash
+the LED, while a clock tick changes a few digits. So each frame is compared with what the
+controller's memory holds, and only the changed bytes are sent, in whichever shape costs
+the fewest bytes on the wire: boxes over bands of pages (the SSD1306's and SSD1309's
+column and page window), or runs of columns per page (SH1106).
 After a start or any failed write, the memory is unknown and the next frame is whole.
 
 Frames are packed by Pillow, not pixel by pixel in Python as luma does: transposing
@@ -16,18 +16,26 @@ on page p is pixel (x, 8p + k)).
 
 from __future__ import annotations
 
+import fcntl
+import os
 import re
+import struct
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, NamedTuple
 
-from luma.oled.device import sh1106, ssd1306
+from luma.core.error import Error as LumaError
+from luma.oled.device import sh1106, ssd1306, ssd1309
 from PIL import Image
 
 from cityunit.config import Parts
 
 Pages = list[bytes]  # display RAM, top page first: one byte per column, LSB at the top
 Run = tuple[int, int, int]  # (page, first column, last column) of a change
-# What one write costs on the Pi's bus besides its payload: the address and control bytes.
+# What one write costs on the Pi's bus besides its payload: on I2C the address and control
+# bytes; on SPI nothing (the DC line says command or data).
 TRANSACTION = 2
+OVERHEAD = {"i2c": TRANSACTION, "spi": 0}
 _CHANGED = re.compile(rb"[^\x00]+")
 
 
@@ -73,11 +81,6 @@ def runs(new: Pages, old: Pages, overhead: int) -> list[Run]:
     ]
 
 
-def wire_bytes(commands: int, data: int) -> int:
-    """Bytes on the Pi's bus for one command write and one data write."""
-    return TRANSACTION + commands + TRANSACTION + data
-
-
 def inverse(frame: Pages) -> Pages:
     """Every pixel flipped."""
     return [page.translate(_FLIP) for page in frame]
@@ -86,7 +89,6 @@ def inverse(frame: Pages) -> Pages:
 _FLIP = bytes(255 - b for b in range(256))
 NORMAL, INVERTED = 0xA6, 0xA7  # the glass shows memory as it is, or every pixel flipped
 DISPLAYON = 0xAF
-POLARITY = TRANSACTION + 1  # what switching between them costs on the bus
 
 
 class Window(NamedTuple):
@@ -106,6 +108,7 @@ class SSD1306(ssd1306):
     """Horizontal addressing: a window of columns and pages is filled row by row."""
 
     SEEK = 6  # COLUMNADDR c0 c1 PAGEADDR p0 p1
+    transaction = TRANSACTION  # the bus's own bytes a write (the panel sets its interface's)
 
     def display(self, image: Image.Image) -> None:
         assert image.mode == self.mode and image.size == self.size
@@ -138,11 +141,12 @@ class SSD1306(ssd1306):
 
     def _boxes(self, p0: int, p1: int, changed: bytes) -> list[Window]:
         height = p1 - p0 + 1
-        spanned = spans(changed, self.SEEK + 2 * TRANSACTION, height)
+        spanned = spans(changed, self.SEEK + 2 * self.transaction, height)
         return [Window(p0, p1, c0, c1) for c0, c1 in spanned]
 
     def cost(self, windows: list[Window]) -> int:
-        return sum(wire_bytes(self.SEEK, w.size) for w in windows)
+        """Bytes on the bus: a command write and a data write per window."""
+        return sum(2 * self.transaction + self.SEEK + w.size for w in windows)
 
     def send(self, new: Pages, windows: list[Window]) -> None:
         start = self._colstart
@@ -153,10 +157,16 @@ class SSD1306(ssd1306):
             self.data(list(b"".join(page[c0 : c1 + 1] for page in new[p0 : p1 + 1])))
 
 
+class SSD1309(SSD1306, ssd1309):
+    """The SSD1306's addressing (horizontal mode, column and page windows) and luma's same
+    init; its charge-pump command is none of the SSD1309's, and is ignored."""
+
+
 class SH1106(sh1106):
     """Page addressing only: each run says its page and first column."""
 
     SEEK = 3  # page, column low nibble, column high nibble
+    transaction = TRANSACTION
 
     def display(self, image: Image.Image) -> None:
         assert image.mode == self.mode and image.size == self.size
@@ -166,11 +176,11 @@ class SH1106(sh1106):
     def plan(self, new: Pages, old: Pages | None) -> list[Window]:
         if old is None:
             return [Window(page, page, 0, len(new[0]) - 1) for page in range(len(new))]
-        changed = runs(new, old, self.SEEK + 2 * TRANSACTION)
+        changed = runs(new, old, self.SEEK + 2 * self.transaction)
         return [Window(page, page, first, last) for page, first, last in changed]
 
     def cost(self, windows: list[Window]) -> int:
-        return sum(wire_bytes(self.SEEK, w.size) for w in windows)
+        return sum(2 * self.transaction + self.SEEK + w.size for w in windows)
 
     def send(self, new: Pages, windows: list[Window]) -> None:
         for page, _, first, last in windows:
@@ -179,15 +189,73 @@ class SH1106(sh1106):
             self.data(list(new[page][first : last + 1]))
 
 
-DRIVERS = {"ssd1306": SSD1306, "sh1106": SH1106}
+DRIVERS = {"ssd1306": SSD1306, "ssd1309": SSD1309, "sh1106": SH1106}
 Write = tuple[str, tuple[Any, ...]]  # ("command" or "data", its arguments)
+
+
+class SpiDev:
+    """What luma's spi asks of the spidev module, on /dev/spidevP.D with the standard
+    library: python3-spidev is not always installed, and its writebytes is this write()."""
+
+    SET_SPEED = 0x40046B04  # SPI_IOC_WR_MAX_SPEED_HZ, linux/spi/spidev.h
+
+    def __init__(self, dev: Path = Path("/dev")) -> None:
+        self._dev, self._fd, self._hz = dev, -1, 0
+
+    def open(self, port: int, device: int) -> None:
+        self._fd = os.open(self._dev / f"spidev{port}.{device}", os.O_RDWR | os.O_CLOEXEC)
+
+    @property
+    def max_speed_hz(self) -> int:
+        return self._hz
+
+    @max_speed_hz.setter
+    def max_speed_hz(self, hz: int) -> None:
+        fcntl.ioctl(self._fd, self.SET_SPEED, struct.pack("=I", hz))
+        self._hz = hz
+
+    def writebytes(self, data: Sequence[int]) -> None:
+        os.write(self._fd, bytes(data))
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+
+class _GPIO:
+    """What luma's spi asks of RPi.GPIO for DC and RST, on gpiozero: the pin factory the
+    parts use (lgpio on a Pi, mock pins in tests), so that neither RPi.GPIO nor rpi-lgpio
+    is needed and the two pins are held as the unit's others are."""
+
+    LOW, HIGH, OUT = 0, 1, "out"
+
+    def __init__(self, factory: Any) -> None:
+        self._factory = factory
+        self._pins: dict[int, Any] = {}
+
+    def setup(self, pin: int, mode: str) -> None:
+        from gpiozero import DigitalOutputDevice
+
+        try:
+            self._pins[pin] = DigitalOutputDevice(pin, pin_factory=self._factory)
+        except Exception as e:  # gpiozero's errors, lgpio's 'GPIO busy': a display down
+            raise LumaError(f"GPIO{pin}: {e}") from e
+
+    def output(self, pin: int, level: int) -> None:
+        self._pins[pin].value = level
+
+    def cleanup(self) -> None:
+        for device in self._pins.values():
+            device.close()
+        self._pins.clear()
 
 
 class _Wire:
     """luma's serial interface, as the driver sees it; it can record instead of sending."""
 
-    def __init__(self, serial: Any) -> None:
-        self.serial = serial
+    def __init__(self, serial: Any, gpio: _GPIO | None = None) -> None:
+        self.serial, self.gpio = serial, gpio
         self.recording: list[Write] | None = None
 
     def command(self, *cmd: int) -> None:
@@ -203,7 +271,11 @@ class _Wire:
             getattr(self.serial, kind)(*args)
 
     def cleanup(self) -> None:
-        self.serial.cleanup()
+        try:
+            self.serial.cleanup()
+        finally:
+            if self.gpio is not None:
+                self.gpio.cleanup()
 
 
 def _setup(init: list[Write]) -> list[Write]:
@@ -223,7 +295,7 @@ def _setup(init: list[Write]) -> list[Write]:
 
 
 class LumaPanel:
-    """The OLED for the whole run: one I2C interface, one luma driver, made once.
+    """The OLED for the whole run: one I2C or SPI interface, one luma driver, made once.
 
     luma sends its init sequence from the driver's constructor, and each driver it makes
     registers an exit hook, so a driver re-made on every retry would pile them up. Ours is
@@ -231,9 +303,10 @@ class LumaPanel:
     sequence (again, after a loss) to the same driver over the same interface.
     """
 
-    def __init__(self, parts: Parts, bus: Any = None) -> None:
+    def __init__(self, parts: Parts, bus: Any = None, pins: Any = None) -> None:
         self._parts = parts
-        self._bus = bus  # an smbus stand-in (tests, the bench); None: the Pi's I2C port
+        self._bus = bus  # an smbus or spidev stand-in (tests); None: the Pi's port
+        self._pins = pins  # SPI's DC and RST: a gpiozero pin factory; None: gpiozero's own
         self._wire: _Wire | None = None
         self._device: Any = None
         self._init: list[Write] = []
@@ -245,10 +318,7 @@ class LumaPanel:
     def start(self) -> None:
         """(Re)initialise the display; raises OSError or a luma Error if it does not answer."""
         if self._wire is None:
-            from luma.core.interface.serial import i2c
-
-            port, address = self._parts.i2c_port, self._parts.i2c_address
-            self._wire = _Wire(i2c(bus=self._bus, port=port, address=address))
+            self._wire = self._interface()
         if self._device is None:
             recorded: list[Write] = []
             self._wire.recording = recorded
@@ -256,11 +326,30 @@ class LumaPanel:
                 self._device = DRIVERS[self._parts.display](self._wire, rotate=self._parts.rotate)
             finally:
                 self._wire.recording = None
+            self._device.transaction = OVERHEAD[self._parts.interface]
             self._init = _setup(recorded)
         # The init leaves the glass dark and normal, its memory unknown (noise at power-on).
         self._ram, self._inverted, self._lit = None, False, False
         for kind, args in self._init:
             getattr(self._wire.serial, kind)(*args)
+
+    def _interface(self) -> _Wire:
+        from luma.core.interface.serial import i2c, spi
+
+        p = self._parts
+        if p.interface == "i2c":
+            return _Wire(i2c(bus=self._bus, port=p.i2c_port, address=p.i2c_address))
+        gpio, bus = _GPIO(self._pins), SpiDev() if self._bus is None else self._bus
+        try:  # luma opens DC and RST, pulses RST, then opens the bus
+            serial = spi(
+                spi=bus, gpio=gpio, port=p.spi_port, device=p.spi_device,
+                bus_speed_hz=p.spi_speed_hz, gpio_DC=p.dc_pin, gpio_RST=p.reset_pin,
+            )  # fmt: skip
+        except BaseException:
+            gpio.cleanup()  # free for the next attempt, as is the bus (its speed can fail)
+            bus.close()
+            raise
+        return _Wire(serial, gpio)
 
     def display(self, image: Image.Image) -> None:
         """Send what changed since the last frame, the whole frame when that is unknown."""
@@ -274,7 +363,7 @@ class LumaPanel:
         if not self._lit:  # the first frame is in: light the glass
             self._device.command(DISPLAYON)
             self._lit = True
-            self.sent += TRANSACTION + 1
+            self.sent += self._device.transaction + 1
         self._ram = ram
 
     def _cheapest(self, frame: Pages, old: Pages | None) -> tuple[int, Pages, bool, list[Window]]:
@@ -284,7 +373,7 @@ class LumaPanel:
         ways.sort(key=lambda way: way[1] != self._inverted)  # as the glass is: usually best
         best: tuple[int, Pages, bool, list[Window]] | None = None
         for ram, inverted in ways:
-            flip = POLARITY * (inverted != self._inverted)
+            flip = (self._device.transaction + 1) * (inverted != self._inverted)
             if best is not None and old is not None and flip + changed_bytes(ram, old) >= best[0]:
                 continue  # its data alone costs more: not worth planning
             plan = self._device.plan(ram, old)
