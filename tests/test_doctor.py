@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 from gpiozero import DigitalInputDevice
 
+from cityunit.config import Config
 from cityunit.doctor import FAIL, OK, WARN, Doctor, report
 from fakes import mock_factory
 
@@ -194,3 +196,37 @@ def test_a_bad_config_says_the_running_service_keeps_its_own(tmp_path: Path) -> 
     d = doctor(tmp_path, machine(tmp_path), config="[game]\nlanguage = 3\n")
     assert d.run() == 1
     assert "game.language" in report(d) and "systemctl reload cityunit" in report(d)
+
+
+SPI = '[display]\ndriver = "ssd1309"\ninterface = "spi"\n'
+
+
+def test_spi_checks_its_device_and_says_the_display_cannot_answer(tmp_path: Path) -> None:
+    dev = machine(tmp_path, i2c=False)
+    (dev / "spidev0.0").touch()
+    d = doctor(tmp_path, dev, bus=Bus(set()), config=SPI)
+    assert d.run() == 0 and "I2C" not in levels(d)
+    assert levels(d)["SPI"] == OK and levels(d)["display"] == WARN
+    assert "ssd1309 on SPI cannot be read back; look at the screen" in report(d)
+    assert "doctor --interactive" in report(d)
+
+
+def test_spi_switched_off_or_out_of_reach(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    dev = machine(tmp_path)
+    d = doctor(tmp_path, dev, config=SPI + "spi_device = 1\n")
+    assert d.run() == 1 and levels(d)["SPI"] == FAIL
+    assert "spidev0.1 is missing: SPI is off: `sudo raspi-config nonint do_spi 0`" in report(d)
+    (dev / "spidev0.1").touch()
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode: "spidev" not in str(p) and real(p, mode))
+    d = doctor(tmp_path, dev, config=SPI + "spi_device = 1\n")
+    assert d.run() == 1 and "no access to" in report(d) and "usermod -aG spi" in report(d)
+
+
+def test_the_wiring_tests_hint_names_the_spi_wires() -> None:
+    from cityunit.config import Parts
+    from cityunit.doctor import _display_hint
+
+    spi = Config(parts=Parts(interface="spi", spi_device=1, dc_pin=23))
+    assert "CS on CE1 (GPIO7), DC (GPIO23), RST (GPIO25)" in _display_hint(spi)
+    assert "address" in _display_hint(Config())

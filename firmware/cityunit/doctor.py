@@ -66,7 +66,9 @@ class Doctor:
         if config is not None:
             self.check_gpio(config, service_active)
             self.check_pwm(config, service_active)
-            if config.parts.display != "none":
+            if config.parts.display != "none" and config.parts.interface == "spi":
+                self.check_spi(config)
+            elif config.parts.display != "none":
                 self.check_i2c(config)
         return 1 if any(f.level == FAIL for f in self.findings) else 0
 
@@ -189,6 +191,27 @@ class Doctor:
                 f"nothing answers on {device}: check VCC, GND, SDA (pin 3) and SCL (pin 5)",
             )  # fmt: skip
 
+    def check_spi(self, config: Config) -> None:
+        """The bus's device file; the display itself cannot answer on SPI (no read back)."""
+        p = config.parts
+        device = self.dev / f"spidev{p.spi_port}.{p.spi_device}"
+        if not device.exists():
+            self.say(
+                FAIL, "SPI",
+                f"{device} is missing: SPI is off: `sudo raspi-config nonint do_spi 0`, reboot",
+            )  # fmt: skip
+        elif not os.access(device, os.R_OK | os.W_OK):
+            self.say(
+                FAIL, "SPI", f"no access to {device}: `sudo usermod -aG spi $USER`, log in again"
+            )
+        else:
+            self.say(OK, "SPI", f"{device} is accessible")
+            self.say(
+                WARN, "display",
+                f"{p.display} on SPI cannot be read back; look at the screen:"
+                " `cityunit doctor --interactive` shows a test pattern",
+            )  # fmt: skip
+
 
 def _answers(bus: Any, address: int) -> bool:
     try:
@@ -263,7 +286,7 @@ class WiringTest:
         if self.display is not None:
             self.display.display(test_pattern())
             self.confirm("OLED", "Does the screen show a frame, squares and 'doctor'?",
-                         "check the display's pin order and its address")  # fmt: skip
+                         _display_hint(self.config))  # fmt: skip
             self.display.blank()
         return 1 if any(f.level == FAIL for f in self.findings) else 0
 
@@ -285,3 +308,14 @@ class WiringTest:
         answer = self.ask(f"{question} [y/n] ").strip().lower()
         ok = answer.startswith("y")
         self.findings.append(Finding(OK if ok else FAIL, what, "seen" if ok else hint))
+
+
+def _display_hint(config: Config) -> str:
+    p = config.parts
+    if p.interface == "i2c":
+        return "check the display's pin order and its address"
+    cs = f"CE{p.spi_device} (GPIO{(8, 7)[p.spi_device]})"
+    return (
+        f"check DIN/MOSI (GPIO10), CLK (GPIO11), CS on {cs}, DC (GPIO{p.dc_pin}),"
+        f" RST (GPIO{p.reset_pin}), and the module set for 4-wire SPI"
+    )
