@@ -145,10 +145,19 @@ class Installer:
         boot = next((b for b in BOOT_CONFIGS if self.path(b).exists()), BOOT_CONFIGS[0])
         target = self.path(boot)
         text = target.read_bytes().decode(errors="surrogateescape") if target.exists() else ""
-        settled = settle(text, [*I2C_LINES, *self.pwm_lines()])
+        settled = settle(text, [*I2C_LINES, *self.spi_lines(), *self.pwm_lines()])
         if settled != text:
             self.write(boot, settled)
             print("  I2C and PWM take effect after a reboot")
+
+    def spi_lines(self) -> list[str]:
+        """SPI0 on, only if the config (when there is one) puts the display on it."""
+        on = False
+        with contextlib.suppress(ValueError, OSError, AttributeError):  # a broken file: no
+            display = tomllib.loads(self.path(CONFIG).read_text()).get("display", {})
+            keys = {k: str(v).lower() for k, v in display.items()}  # as the firmware reads it
+            on = keys.get("interface") == "spi" and keys.get("driver") != "none"
+        return ["dtparam=spi=on"] if on else []
 
     def pwm_lines(self) -> list[str]:
         """The PWM overlay for the buzzer's and the LED's pins (the config's, if there is one)."""

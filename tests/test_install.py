@@ -389,3 +389,29 @@ def test_the_i2c_and_pwm_lines_are_in_effect_for_every_pi_and_once(
     boot.write_bytes(again.encode())
     install(tmp_path)
     assert boot.read_bytes().decode() == again
+
+
+@pytest.mark.parametrize(
+    ("display", "spi"),
+    [(None, False), ('interface = "i2c"', False), ('interface = "SPI"', True),
+     ('interface = "spi"\ndriver = "none"', False), ("interface = [", False)],
+)  # fmt: skip
+def test_spi_is_turned_on_for_every_pi_only_for_a_display_on_it(
+    tmp_path: Path, display: str | None, spi: bool
+) -> None:
+    """As for the PWM pins, the config read is the one in place (so: install, set the
+    interface, install again)."""
+    boot = tmp_path / "boot/firmware/config.txt"
+    boot.parent.mkdir(parents=True)
+    boot.write_text(BOOKWORM)  # its own `#dtparam=spi=on`, commented out
+    if display is not None:
+        (tmp_path / "etc/cityunit").mkdir(parents=True)
+        (tmp_path / "etc/cityunit/config.toml").write_text(f"[display]\n{display}\n")
+    install(tmp_path)
+    first = boot.read_text()
+    for board in BOARDS:
+        for others in (False, True):
+            assert (seen_by(first, board, others)[0].get("spi") == "on") is spi, board
+    assert first.count("\ndtparam=spi=on") == spi
+    install(tmp_path)
+    assert boot.read_text() == first, "once"
