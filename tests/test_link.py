@@ -43,7 +43,7 @@ class Pipe:
     def read(self) -> bytes:
         return self.incoming.get()
 
-    def write(self, data: bytes) -> None:
+    def write(self, data: bytes, client: int) -> None:
         self.reading.wait()
         with self.wrote:
             self.out += data

@@ -53,3 +53,24 @@ def test_the_config_check_takes_off_after_minutes(tmp_path: Path) -> None:
     config.write_text("[power]\noff_after_minutes = -1\n")
     refused = subprocess.run(check, capture_output=True, text=True, timeout=60)
     assert refused.returncode == 2 and "power.off_after_minutes" in refused.stderr
+
+
+def test_a_reload_or_a_reset_while_off_counts_with_the_rules_as_they_stand() -> None:
+    table = Table(on=False)
+    table.unit.boot(False, None, 0)
+    table.wait(60_000)
+    table.unit.reconfigure(Rules(off_after_minutes=1), table.t)  # systemctl reload
+    table.wait(60_000 + 2_100)
+    assert table.shutdowns == 1
+    reset = Table(Rules(off_after_minutes=1), on=False)
+    reset.unit.boot(False, None, 0)
+    reset.unit.reset()
+    reset.wait(60_000 + 2_100)
+    assert reset.shutdowns == 1, "RESET is power-on: OFF, counting"
+
+
+def test_a_halt_that_did_not_happen_is_not_asked_for_again_and_again() -> None:
+    table = Table(Rules(off_after_minutes=1), on=False)
+    table.unit.boot(False, None, 0)
+    table.wait(10 * 60_000)
+    assert table.shutdowns == 1 and len(table.events("shutdown")) == 1

@@ -78,3 +78,10 @@ def test_sighup_reloads_a_running_unit_and_a_bad_file_changes_nothing(tmp_path: 
         unit.terminate()
         assert unit.finish() == 0
     assert any("config.toml: game.language: must be" in line for line in unit.log)
+
+
+def test_what_waits_for_a_restart_is_named_at_every_reload() -> None:
+    with Board(parse({}, "a"), VirtualClock(), pin_factory=mock_factory(), panel=None) as board:
+        edited = parse(tomllib.loads("[buttons]\nlong_press_ms = 2000\n"), "b")
+        assert board.reload(edited) == ["buttons.long_press_ms"]
+        assert board.reload(edited) == ["buttons.long_press_ms"], "still not applied"

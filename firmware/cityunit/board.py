@@ -73,6 +73,7 @@ class Board:
         status: Callable[[str], None] | None = None,
     ) -> None:
         self.config = config
+        self._built = config  # what the parts were made from, until a restart
         self.clock = clock
         with contextlib.ExitStack() as opened:
             self.inbox = inbox if inbox is not None else opened.enter_context(Inbox())
@@ -116,11 +117,10 @@ class Board:
         the keys that wait for a restart."""
         waiting = [
             path
-            for section, path in _differences(self.config, config)
+            for section, path in _differences(self._built, config)
             if section != "rules" or path in RESTART_RULES
         ]
-        self.unit.advance(self.clock.now_ms())
-        self.unit.game.reconfigure(config.rules)
+        self.unit.reconfigure(config.rules, self.clock.now_ms())
         self.config = dataclasses.replace(self.config, rules=config.rules, source=config.source)
         return waiting
 

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from cityunit.config import Config
     from cityunit.doctor import Doctor
     from cityunit.inbox import Inbox
+    from cityunit.notify import Notifier
     from cityunit_sim.board import SimBoard
 
 log = logging.getLogger("cityunit")
@@ -98,46 +99,53 @@ def _state_dir(config: Config) -> Path | None:
 
 
 def _serve_unit(args: argparse.Namespace, config: Config, clock: Clock, inbox: Inbox) -> int:
-    from gpiozero.exc import BadPinFactory, GPIOPinInUse, PinFactoryFallback
+    from gpiozero.exc import BadPinFactory, GPIOPinInUse
 
     try:
-        with warnings.catch_warnings(record=True) as fallbacks:  # one line each, not two
-            warnings.simplefilter("always", PinFactoryFallback)
-            return _serve_board(args, config, clock, inbox, fallbacks)
+        board, notifier = _board(args, config, clock, inbox)
     except BadPinFactory:
         print(
             "cityunit run: no GPIO here (gpiozero found no pin factory): on a desktop use "
             "`cityunit sim`; on a Pi, `sudo apt install python3-lgpio`", file=sys.stderr,
         )  # fmt: skip
+        return 2
     except GPIOPinInUse as e:
         print(f"cityunit run: {e}: is the service running? (sudo systemctl stop cityunit)",
               file=sys.stderr)  # fmt: skip
-    return 2
+        return 2
+    with board:
+        _serial_console(board, config)
+        board.runtime.on_reload = partial(_reload, board, args.config)
+        pwm = ", ".join(board.parts.hardware_pwm) or "none: software PWM"
+        log.info("cityunit %s running (%s); PWM hardware for %s", __version__, config.source, pwm)
+        board.runtime.run(ready=notifier.ready)
+        notifier.stopping()
+    return 0
 
 
-def _serve_board(
-    args: argparse.Namespace, config: Config, clock: Clock, inbox: Inbox,
-    fallbacks: list[warnings.WarningMessage],
-) -> int:  # fmt: skip
+def _board(
+    args: argparse.Namespace, config: Config, clock: Clock, inbox: Inbox
+) -> tuple[Board, Notifier]:
+    """The unit on its pins, and systemd's notifier; the warnings opening the pins gives
+    (gpiozero's factory fallbacks) logged one line each."""
+    from gpiozero.exc import PinFactoryFallback
+
     from cityunit.board import Board
     from cityunit.notify import Notifier
     from cityunit.parts import pin_factory, pwm_root
 
     notifier = Notifier()
     heartbeat = None if notifier.watchdog_ms is None else (notifier.watchdog_ms, notifier.watchdog)
-    with Board(
-        config, clock, pin_factory=pin_factory(), pwm_root=pwm_root(), seed=args.seed,
-        state_dir=_state_dir(config), inbox=inbox, heartbeat=heartbeat, status=notifier.status,
-    ) as board:  # fmt: skip
-        _serial_console(board, config)
-        board.runtime.on_reload = partial(_reload, board, args.config)
-        for fallback in fallbacks:
-            log.info("GPIO: %s", fallback.message)
-        pwm = ", ".join(board.parts.hardware_pwm) or "none: software PWM"
-        log.info("cityunit %s running (%s); PWM hardware for %s", __version__, config.source, pwm)
-        board.runtime.run(ready=notifier.ready)
-        notifier.stopping()
-    return 0
+    with warnings.catch_warnings(record=True) as fallbacks:  # only while the pins open
+        warnings.simplefilter("always", PinFactoryFallback)
+        board = Board(
+            config, clock, pin_factory=pin_factory(), pwm_root=pwm_root(), seed=args.seed,
+            state_dir=_state_dir(config), inbox=inbox, heartbeat=heartbeat,
+            status=notifier.status,
+        )  # fmt: skip
+    for warning in fallbacks:
+        log.info("%s: %s", warning.category.__name__, warning.message)
+    return board, notifier
 
 
 def _reload(board: Board, path: Path | None) -> None:

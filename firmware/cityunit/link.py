@@ -55,8 +55,9 @@ class Link(Protocol):
         """Some bytes, blocking; b"" at the end; HungUp when a client left."""
         ...
 
-    def write(self, data: bytes) -> None:
-        """All of `data`, blocking; HungUp if the client left."""
+    def write(self, data: bytes, client: int) -> None:
+        """All of `data`, for the `client`-th client since the start (one more after each
+        hang-up), blocking; HungUp if that client left."""
 
     def gone(self) -> bool:
         """Whether the client has left, seen without reading (the reader may be holding
@@ -88,7 +89,7 @@ class FdLink:
             except OSError:
                 return b""
 
-    def write(self, data: bytes) -> None:
+    def write(self, data: bytes, client: int) -> None:
         view = memoryview(data)
         while view:
             try:
@@ -119,7 +120,7 @@ class PtyLink:
         os.set_blocking(self._master, False)
         self._wake, self._waker = os.pipe()  # close() wakes a read waiting in select
         self.connected = False  # a client is there (it wrote), so output goes to it
-        self.generation = 0  # one more at each hang-up: a write never spans two clients
+        self.generation = 0  # which client: one more at each hang-up
         self.closed = False
         self._lock = threading.Lock()  # a write never lands between a hang-up and its flush
 
@@ -167,12 +168,12 @@ class PtyLink:
         if held is not None:
             os.close(held)
 
-    def write(self, data: bytes) -> None:
-        view, generation = memoryview(data), self.generation
+    def write(self, data: bytes, client: int) -> None:
+        view = memoryview(data)
         while view:
             try:
                 with self._lock:
-                    if not self.connected or self.generation != generation:
+                    if not self.connected or self.generation != client:
                         raise HungUp  # nobody to read it, or someone else
                     view = view[os.write(self._master, view) :]
             except BlockingIOError:  # the client is not reading: wait, and see if it left
@@ -214,7 +215,7 @@ class SerialLink:
                 raise HungUp from None
             return b""
 
-    def write(self, data: bytes) -> None:
+    def write(self, data: bytes, client: int) -> None:
         self.port.write(data)  # blocks while the host does not read: the reader then waits
 
     def gone(self) -> bool:
@@ -283,7 +284,7 @@ class Served:
         self._dropped = 0
         self._ended = False
         self.closed = False
-        self.session = self._new_session()
+        self.session = self._new_session(0)
         runtime.after_step.append(self._step_done)
         self._out = threading.Thread(target=self._writer, name="console-out", daemon=True)
         self._out.start()
@@ -295,8 +296,8 @@ class Served:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _new_session(self) -> Session:
-        return Session(self.runtime, partial(self._line, self._client), self._simulator)
+    def _new_session(self, client: int) -> Session:
+        return Session(self.runtime, partial(self._line, client), self._simulator)
 
     # ----- the loop thread -------------------------------------------------------------
 
@@ -372,13 +373,13 @@ class Served:
         self._ended = True
         self._end_if_answered()
 
-    def _hung_up(self) -> None:
-        """The client left (its lines before this were all handled): the next one starts
-        afresh, with events off and nothing of the last one's waiting."""
+    def _hung_up(self, client: int) -> None:
+        """The client before `client` left (its lines before this were all handled): the
+        next one starts afresh, with events off and nothing of the last one's waiting."""
         self._flush()
         self._answered(self.session.close())
         self._dropped = 0
-        self.session = self._new_session()
+        self.session = self._new_session(client)
         log.info("console client left")
 
     def _receive(self, line: bytes | TooLong, t: int, present: int) -> None:
@@ -439,7 +440,9 @@ class Served:
             self.link.hang_up()
         with self._cond:
             self._client += 1
-        self.runtime.call(self._hung_up)
+            client = self._client
+            self._cond.notify_all()
+        self.runtime.call(partial(self._hung_up, client))
         return LineReader()
 
     def _writer(self) -> None:
@@ -453,7 +456,7 @@ class Served:
                 current = chunk.client == self._client
             if current:
                 try:
-                    self.link.write(chunk.data)
+                    self.link.write(chunk.data, chunk.client)
                 except HungUp:
                     pass  # the reader sees it too, and starts the next client afresh
                 except Exception as e:  # a client gone away must not stop the unit

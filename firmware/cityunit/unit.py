@@ -197,6 +197,14 @@ class Unit:
         revision, effects = self.revision, self._effects
         self.__init__(rules, self.rng, self.now)  # type: ignore[misc]
         self.revision, self._effects = revision + 1, effects
+        self.mode.enter()  # OFF from power-on: its power-off time runs
+
+    def reconfigure(self, rules: Rules, t: int) -> None:
+        """The config file's rules, re-read while running (see Game.reconfigure)."""
+        self.advance(t)
+        self.game.reconfigure(rules)
+        self.mode.rules_changed()
+        self._settle()
 
     def reseed(self, seed: int) -> None:
         self.rng.seed(seed)

@@ -36,8 +36,9 @@ class HandClock:
         return self._base[2]
 
     def now_ms(self) -> int:
-        with self._lock:
-            return self._at(self._source())
+        """Lock-free: a stop signal's handler reads the clock, and it may land while this
+        thread holds the lock in `handled` (the base is swapped whole, never torn)."""
+        return self._at(self._source())
 
     def wait_ms(self, deadline: int | None) -> float | None:
         if deadline is None:
@@ -58,4 +59,4 @@ class HandClock:
 
     def _at(self, ns: int) -> int:
         start_ns, start_ms, rate = self._base
-        return start_ms + int((ns - start_ns) * rate) // 1_000_000
+        return start_ms + max(0, int((ns - start_ns) * rate) // 1_000_000)

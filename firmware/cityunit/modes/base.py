@@ -82,5 +82,8 @@ class Mode:
         """The game's last hour is up."""
         self.unit.game_over()
 
+    def rules_changed(self) -> None:
+        """The rules were changed from outside the menu (the config file reloaded)."""
+
     def switched_off(self) -> None:
         """The switch went OFF while this mode ran."""

@@ -24,9 +24,13 @@ NOTICE_MS = 8_000  # how long "the Pi is still on" shows after switching OFF
 class Off(Mode):
     name = "off"
 
-    def __init__(self, unit: Unit, notice: bool = False) -> None:
+    def __init__(self, unit: Unit, notice: bool = False, timed: bool = True) -> None:
+        """`notice`: just switched OFF (say the Pi runs on); `timed`: count towards
+        `power.off_after_minutes` (not once the Pi was asked to halt: a halt that failed
+        must not replay the shutdown tune every so often)."""
         super().__init__(unit)
-        self._notice = notice  # just switched OFF: say the Pi runs on
+        self._notice = notice
+        self._timed = timed
         self._hide = self.timer(self._hidden)
         self._power_off = self.timer(self._time_is_up)
 
@@ -35,9 +39,15 @@ class Off(Mode):
         unit.cues.silence(now)
         if self._notice:
             self._hide.set(now + NOTICE_MS)
-        minutes = unit.game.rules.off_after_minutes
-        if minutes:
-            self._power_off.set(now + minutes * 60_000)
+        self.rules_changed()
+
+    def rules_changed(self) -> None:
+        """(Re)count the time OFF, from now, with the rules as they stand."""
+        minutes = self.unit.game.rules.off_after_minutes
+        if self._timed and minutes:
+            self._power_off.set(self.unit.now + minutes * 60_000)
+        else:
+            self._power_off.cancel()
 
     def _hidden(self) -> None:
         self._notice = False
@@ -64,7 +74,7 @@ class Shutdown(Off):
     name = "shutdown"
 
     def __init__(self, unit: Unit) -> None:
-        super().__init__(unit)
+        super().__init__(unit, timed=False)
         self._done = self.timer(self._confirmed)
 
     def enter(self) -> None:
@@ -75,7 +85,7 @@ class Shutdown(Off):
         self._done.set(now + SHUTDOWN_MS)
 
     def _confirmed(self) -> None:
-        self.unit.enter(Off(self.unit))
+        self.unit.enter(Off(self.unit, timed=False))
         self.unit.request_shutdown()
 
     def screen(self, now: int) -> Screen:
