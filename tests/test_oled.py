@@ -364,3 +364,20 @@ def test_spidev_sets_its_speed_and_writes_the_bytes_as_they_are(tmp_path, monkey
     dev.close()
     assert calls == [(0x40046B04, (8_000_000).to_bytes(4, "little"))]
     assert (tmp_path / "spidev0.1").read_bytes() == b"\xae\x00\xff"
+
+
+def test_the_bench_times_a_panel_on_spi_with_its_bus_time_at_its_speed() -> None:
+    """`cityunit bench --device` on an SPI display: one panel (a second would want the same
+    DC and RST pins), its bytes as the bus counts them, their time at the bus's speed."""
+    from cityunit.bench.device import KINDS, frames
+    from cityunit.config import Config
+
+    bus = Controller("ssd1309", spi=True)
+    parts = dataclasses.replace(bus.parts, spi_speed_hz=4_000_000)
+    before = bus.pi_bytes
+    lines = frames(Config(parts=parts), bus=bus, gpio=bus.pins)
+    assert lines[0] == "  display: ssd1309 on SPI0.0 at 4 MHz (DC GPIO24, RST GPIO25)"
+    for kind in KINDS:
+        assert any(line.startswith(f"  {kind}: on the wire") for line in lines), kind
+    assert bus.visible() == DARK, "blanked after"
+    assert bus.pi_bytes > before

@@ -1,9 +1,10 @@
 """`cityunit bench --device`, on a Pi: the real bus, the real pins, the Pi's own Python.
 
 The desktop figures say what the software costs; these say what a maker's unit does:
-how long each kind of frame holds the I2C bus, how long the LED and the buzzer take to
-change, how long a frame takes to render, and how long an hour of play takes to
-compute. The report is plain text, made to be pasted into an issue.
+how long each kind of frame takes to send and holds the bus (I2C or SPI, at its speed),
+how long the LED and the buzzer take to change, how long a frame takes to render, and
+how long an hour of play takes to compute. The report is plain text, made to be pasted
+into an issue.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from luma.core.error import Error as LumaError
 
 from cityunit import __version__
 from cityunit.bench.hour import virtual_hour
-from cityunit.bench.rig import BusRecorder, ms, pct
+from cityunit.bench.rig import I2C_HZ, bus_ms, ms, pct
 from cityunit.config import Config
 from cityunit.oled import LumaPanel
 from cityunit.parts import Parts, pin_factory, pwm_root
@@ -58,30 +59,44 @@ def _line(name: str, values: list[float], unit: str = "ms") -> str:
     return f"  {name:28} p50 {p50:8.2f} {unit}   p99 {p99:8.2f} {unit}"
 
 
-def frames(config: Config, bus: Any = None) -> list[str]:
-    """Each kind of frame: bus time on the real panel (`bus`: another), bytes on a recorder."""
+def _wire(config: Config) -> tuple[str, Callable[[float], float]]:
+    """Where the panel is, and how long its bus carries n bytes (SPI: 8 bits a byte)."""
+    display = config.parts
+    if display.interface == "i2c":
+        where = f"at 0x{display.i2c_address:02X}, I2C at {I2C_HZ // 1000} kHz (the installer's)"
+        return where, bus_ms
+    hz = display.spi_speed_hz
+    where = (
+        f"on SPI{display.spi_port}.{display.spi_device} at {hz / 1e6:g} MHz"
+        f" (DC GPIO{display.dc_pin}, RST GPIO{display.reset_pin})"
+    )
+    return where, lambda n: n * 8 / hz * 1000
+
+
+def frames(config: Config, bus: Any = None, gpio: Any = None) -> list[str]:
+    """Each kind of frame on the real panel (`bus`, `gpio`: stand-ins): the send timed, its
+    bytes on the bus (the panel's count, which the tests prove is the bus's) and their
+    time on the wire at the bus's speed."""
     if config.parts.display == "none":
         return ["  display: none configured (display.driver): no frame figures"]
-    recorder = BusRecorder()
-    panel, counted = LumaPanel(config.parts, bus=bus), LumaPanel(config.parts, bus=recorder)
+    panel = LumaPanel(config.parts, bus=bus, pins=gpio)
     try:
         panel.start()
-        counted.start()
     except (OSError, LumaError) as e:
+        panel.close()
         return [f"  display: not answering ({e}): no frame figures"]
-    out = [f"  display: {config.parts.display} at 0x{config.parts.i2c_address:02X}"]
+    where, wire_ms = _wire(config)
+    out = [f"  display: {config.parts.display} {where}"]
     try:
         for kind, screens in KINDS.items():
             sent, sizes = [], []
             for screen in screens:
-                image = render(screen, "en")
-                before = recorder.wire_bytes
-                counted.display(image)
-                sizes.append(float(recorder.wire_bytes - before))
-                sent += _timed(partial(panel.display, image))
+                sent += _timed(partial(panel.display, render(screen, "en")))
+                sizes.append(float(panel.sent))
             out += [
                 _line(f"{kind}: send (diff + bus)", sent[1:]),
                 _line(f"{kind}: bytes on the bus", sizes[1:], "B"),
+                _line(f"{kind}: on the wire", [wire_ms(n) for n in sizes[1:]]),
             ]
         render_ms = [t for s in KINDS["tap"] for t in _timed(partial(_render, s))]
         out.append(_line("render a screen", render_ms))
@@ -117,7 +132,7 @@ def pins(config: Config) -> list[str]:
     ]
 
 
-def report(config: Config, bus: Any = None) -> str:
+def report(config: Config, bus: Any = None, gpio: Any = None) -> str:
     logging.getLogger("cityunit").setLevel(logging.WARNING)  # the hour's events are not news
     model = Path("/proc/device-tree/model")
     machine = model.read_text().strip("\0\n") if model.exists() else platform.machine()
@@ -127,7 +142,7 @@ def report(config: Config, bus: Any = None) -> str:
         f"  Python {platform.python_version()}, {platform.system()} {platform.release()}",
         f"  config: {config.source}",
         *pins(config),
-        *frames(config, bus),
+        *frames(config, bus, gpio),
         f"  an hour of play, computed: {hour['virtual_hour_wall_ms']:.0f} ms "
         f"({hour['virtual_hour_events']} events)",
     ]
