@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+from pathlib import Path
 
 import pytest
 from gpiozero import DigitalOutputDevice
@@ -381,3 +382,13 @@ def test_the_bench_times_a_panel_on_spi_with_its_bus_time_at_its_speed() -> None
         assert any(line.startswith(f"  {kind}: on the wire") for line in lines), kind
     assert bus.visible() == DARK, "blanked after"
     assert bus.pi_bytes > before
+
+
+@pytest.mark.parametrize("interface", INTERFACES)
+@pytest.mark.parametrize("kind", DRIVERS)
+def test_every_golden_screen_ends_on_each_drivers_glass(kind, interface) -> None:
+    """The golden images are what is drawn, whatever the driver: each, one after another
+    (the diff from the one before), is what every controller's glass shows, on either bus."""
+    glass = Glass(kind, interface=interface)
+    for path in sorted(Path(__file__).with_name("golden").glob("*.png")):
+        assert glass.show(Image.open(path).convert("1")), path.name
