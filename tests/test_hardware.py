@@ -71,8 +71,11 @@ def test_the_named_transistor_has_its_datasheet_pin_order() -> None:
 def test_the_bom_has_what_the_case_and_the_power_need() -> None:
     rows = {r["ref"]: r for r in csv.DictReader((ROOT / "hardware/bom.csv").open(newline=""))}
     scad = (ROOT / "hardware/enclosure/cityunit.scad").read_text()
-    if lid := re.search(r"^screws = (\d+);", scad, re.MULTILINE):
-        assert rows["M3"]["qty"] == lid.group(1)
+    count = re.search(r"^screws = (\d+);", scad, re.M)  # or, a list of the bosses' angles:
+    bosses = re.search(r"^bosses = \[([^\]]*)\];", scad, re.M)
+    assert count or bosses, "how many lid screws does cityunit.scad draw?"
+    lid = int(count.group(1)) if count else len(bosses.group(1).split(","))
+    assert rows["M3"]["qty"] == str(lid)
     assert rows["M2.5"]["qty"] == rows["M2"]["qty"] == "4"
     assert {"PWR", "USB", "W"} <= set(rows)
     assert "| | | **total** |" in (ROOT / "hardware/README.md").read_text()
