@@ -220,7 +220,7 @@ def test_stdio_left_non_blocking_by_a_parent_still_gets_every_line_and_reply() -
     while not got.endswith(b"OK PONG\n"):  # the first reply, before any more input
         got += os.read(stdout, 4096)
     threading.Thread(target=lambda: (os.write(stdin, b"STATE\n" * 5_000), os.close(stdin))).start()
-    while chunk := os.read(stdout, 4096):
+    while chunk := os.read(stdout, 4096):  # b"" at the end, or if it died
         got += chunk
     assert sim.wait(timeout=60) == 0
     assert got.count(b"\n") == 5_001 and got.count(b"OK {") == 5_000

@@ -56,12 +56,13 @@ class Client:
         self._waited: set[int] = set()  # the events `wait_for` returned already
         self.closed = False
         threading.Thread(target=self._reader, args=(read,), daemon=True).start()
-        # A serial line may hold what an earlier client left: a partial line (ended by the
-        # newline) and replies nobody read (skipped up to HELP's own).
-        while not self.send("\nHELP").startswith("OK PING"):
-            pass
-        self.ok("EVENTS ON")
-        state = self.state()
+        try:
+            self._sync()
+            self.ok("EVENTS ON")
+            state = self.state()
+        except Exception:
+            self.close()  # a simulator that did not start is not left running
+            raise
         self.virtual: bool = state["clock"] == "virtual"
         self.is_simulator: bool | None = None  # known after `fresh()`
         self.t0: int = state["t_ms"]  # unit time at the start (or at `fresh()`)
@@ -203,22 +204,30 @@ class Client:
     def seed(self, seed: int) -> None:
         self.ok(f"SEED {seed}")
 
+    def _sync(self) -> None:
+        """Skip what is not an answer to us: a serial line may hold what an earlier client
+        left (a partial line, ended by the newline; replies nobody read), and a reply that
+        came after its command timed out. Up to HELP's own reply."""
+        while not self.send("\nHELP").startswith("OK PING"):
+            pass
+
     def fresh(self) -> None:
         """Start from a known state: a simulator goes back to power-on (RESET); a real unit
         (which refuses RESET) is switched OFF. Events received so far are forgotten; unit
         time goes on (`t0` is where it stood)."""
+        self._sync()
         reply = self.send("RESET")
         self.is_simulator = reply == "OK"
         if not self.is_simulator:
             if not reply.startswith("ERR not-allowed"):
                 raise ProtocolError("RESET", reply)
             self.switch(False)
-        self.ok("EVENTS ON")
-        self.t0 = self.state()["t_ms"]
-        with self._arrived:
+        with self._arrived:  # a command's events come before its reply: the rest are new
             self.events.clear()
             self.event_lines.clear()
             self._waited.clear()
+        self.ok("EVENTS ON")
+        self.t0 = self.state()["t_ms"]
 
     # ----- events ----------------------------------------------------------------------
 

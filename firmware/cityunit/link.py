@@ -123,14 +123,26 @@ class PtyLink:
         self.generation = 0  # which client: one more at each hang-up
         self.closed = False
         self._lock = threading.Lock()  # a write never lands between a hang-up and its flush
+        self._reading = threading.Condition()  # close() waits for a read to leave the fds
+        self._readers = 0
 
     def read(self) -> bytes:
+        with self._reading:
+            if self.closed:
+                return b""
+            self._readers += 1
+        try:
+            return self._read()
+        finally:
+            with self._reading:
+                self._readers -= 1
+                self._reading.notify_all()
+
+    def _read(self) -> bytes:
         while True:
-            with contextlib.suppress(OSError):  # interrupted, or closed under it
+            with contextlib.suppress(InterruptedError):
                 select.select([self._master, self._wake], [], [])
             if self.closed:
-                for fd in (self._wake, self._waker):
-                    os.close(fd)
                 return b""
             try:
                 data = os.read(self._master, 4096)
@@ -186,10 +198,13 @@ class PtyLink:
     def close(self) -> None:
         if self.closed:
             return
-        self.closed = True
-        os.write(self._waker, b"\0")  # the reader closes the pipe as it leaves
+        with self._reading:  # no read starts now; one under way is woken and left
+            self.closed = True
+            os.write(self._waker, b"\0")
+            self._reading.wait_for(lambda: self._readers == 0, timeout=1.0)
         self._let_go()
-        os.close(self._master)
+        for fd in (self._master, self._wake, self._waker):
+            os.close(fd)
 
 
 class SerialLink:
@@ -202,18 +217,24 @@ class SerialLink:
         self._closed = threading.Event()
 
     def read(self) -> bytes:
+        import serial
+
         try:
             return bytes(self.port.read(max(1, self.port.in_waiting)))
-        except Exception:  # the port hung up (a USB host gone): open it again
-            while not self._closed.is_set():
-                try:
-                    self.port.close()
-                    self.port.open()
-                except Exception:
-                    self._closed.wait(1.0)  # until the device is back (or we close)
-                    continue
-                raise HungUp from None
-            return b""
+        except (serial.SerialException, OSError) as e:  # hung up (a USB host gone)
+            if self._closed.is_set():
+                return b""
+            log.warning("console port lost (%s): opening it again when it is back", e)
+        while not self._closed.is_set():
+            try:
+                self.port.close()
+                self.port.open()
+            except (serial.SerialException, OSError):
+                self._closed.wait(1.0)  # until the device is back, or the link closes
+                continue
+            log.info("console port back")
+            raise HungUp
+        return b""
 
     def write(self, data: bytes, client: int) -> None:
         self.port.write(data)  # blocks while the host does not read: the reader then waits

@@ -55,6 +55,8 @@ def cityunit_connection(request: pytest.FixtureRequest) -> Iterator[Client]:
     """The one connection of the session: to the target, or to a simulator started once."""
     target = request.config.getoption("--cityunit-target")
     clock = request.config.getoption("--cityunit-clock")
+    if target and clock != "virtual":
+        raise pytest.UsageError("--cityunit-clock is the simulator's: a target has its own")
     with Client.port(target) if target else Client.simulator(clock=clock) as client:
         yield client
 
@@ -63,10 +65,10 @@ def cityunit_connection(request: pytest.FixtureRequest) -> Iterator[Client]:
 def cityunit(cityunit_connection: Client, request: pytest.FixtureRequest) -> Client:
     """A unit in a known state: a simulator at power-on, a real unit switched OFF."""
     unit = cityunit_connection
-    unit.fresh()
     needs = {mark.name for mark in request.node.iter_markers() if mark.name in MARKERS}
-    if "virtual_clock" in needs and not unit.virtual:
+    if "virtual_clock" in needs and not unit.virtual:  # before touching the unit
         pytest.skip(MARKERS["virtual_clock"])
+    unit.fresh()
     if "simulator" in needs and not unit.is_simulator:
         pytest.skip(MARKERS["simulator"])
     if "board" in needs and unit.is_simulator:
