@@ -208,9 +208,7 @@ class Installer:
         default = (SOURCE / "firmware" / "cityunit" / "default-config.toml").read_text()
         default = default.replace(
             "shutdown_command = []    #", 'shutdown_command = ["systemctl", "poweroff"]  #'
-        ).replace(
-            "off_after_minutes = 0    #", "off_after_minutes = 30   #"
-        )
+        ).replace("off_after_minutes = 0    #", "off_after_minutes = 30   #")
         target = self.path(CONFIG)
         if not target.exists():
             self.write(CONFIG, default)

@@ -58,7 +58,8 @@ def test_the_end_is_distinct_steady_and_repeats_a_reminder_until_switched_off() 
         "power": "off", "mode": "off", "hour": 0, "hour_elapsed_ms": 0, "paused": False,
         "led": 0.0, "tone_hz": None, "permit": None, "volume": "high", "screen": None,
     }  # fmt: skip
-    assert table.state()["screen"] == []
+    assert table.state()["screen"][0] == "UNIT OFF", "the Pi runs on: said for a while"
+    assert table.wait(8_000).state()["screen"] == []
 
 
 def test_off_then_on_starts_hour_2() -> None:
