@@ -30,7 +30,7 @@ from pathlib import Path
 
 SOURCE = Path(__file__).resolve().parents[1]
 USER = "cityunit"
-GROUPS = ("gpio", "i2c", "dialout")
+GROUPS = ("gpio", "i2c", "spi", "dialout")
 # polkitd: the rule that lets the service power the Pi off needs polkit running (Lite has none).
 APT = ("python3-venv", "python3-pip", "python3-lgpio", "i2c-tools", "polkitd")
 PREFIX = Path("/opt/cityunit")
