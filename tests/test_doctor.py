@@ -230,3 +230,13 @@ def test_the_wiring_tests_hint_names_the_spi_wires() -> None:
     spi = Config(parts=Parts(interface="spi", spi_device=1, dc_pin=23))
     assert "CS on CE1 (GPIO7), DC (GPIO23), RST (GPIO25)" in _display_hint(spi)
     assert "address" in _display_hint(Config())
+
+
+def test_a_service_stopped_for_the_wiring_test_is_no_failure(tmp_path: Path) -> None:
+    d = doctor(tmp_path, machine(tmp_path), service="inactive")
+    d.wiring_test = True
+    d.run()
+    assert levels(d)["service"] == OK and "systemctl start cityunit" in report(d)
+    plain = doctor(tmp_path, tmp_path / "dev", service="inactive")
+    plain.run()
+    assert levels(plain)["service"] == FAIL, "stopped otherwise is a failure"

@@ -321,7 +321,7 @@ def _doctor(args: argparse.Namespace) -> int:
     from cityunit.parts import pin_factory
 
     factory = pin_factory()
-    doctor = Doctor(args.config, pin_factory=factory)
+    doctor = Doctor(args.config, pin_factory=factory, wiring_test=args.interactive)
     code = doctor.run()
     print(f"cityunit {__version__} doctor")
     print(report(doctor))

@@ -50,6 +50,7 @@ class Doctor:
     pin_factory: Any = None
     pwm_root: Path = Path("/sys/class/pwm")
     device_tree: Path = Path("/proc/device-tree")
+    wiring_test: bool = False  # before the wiring test: the service is stopped on purpose
     findings: list[Finding] = field(default_factory=list)
 
     def say(self, level: str, what: str, detail: str = "") -> None:
@@ -87,6 +88,9 @@ class Doctor:
         enabled = self.systemctl("is-enabled", "cityunit.service")
         if active == "active":
             self.say(OK, "service", f"running ({enabled} at boot)")
+        elif self.wiring_test and enabled in ("enabled", "disabled", "static"):
+            self.say(OK, "service", "stopped for the wiring test: `sudo systemctl start cityunit`"
+                     " after it")  # fmt: skip
         elif enabled in ("enabled", "disabled", "static"):
             self.say(FAIL, "service", f"installed but {active}: see `journalctl -u cityunit -e`")
         else:
