@@ -1,0 +1,173 @@
+"""The case (hardware/enclosure): every part fits where the model puts it, the lid closes,
+the window shows the whole display, and the STL files are made from the current model.
+
+OpenSCAD renders each check as a solid that must come out empty: an overlap (touching
+counts), or a gap where the lid must be solid. `python3 bootstrap.py test` installs
+OpenSCAD where it can."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SCAD = ROOT / "hardware/enclosure/cityunit.scad"
+MAKE = ROOT / "hardware/enclosure/make.py"
+needs_openscad = pytest.mark.skipif(
+    shutil.which("openscad") is None,
+    reason="no OpenSCAD, and `python3 bootstrap.py test` could not install it (root and apt-get)",
+)
+
+BASE_PARTS = ["pi", "switch"]  # standing in the base
+LID_PARTS = ["oled", "auction", "build", "buzzer", "led"]  # hanging from the lid
+EVERYTHING = ["base", "lid", *BASE_PARTS, *LID_PARTS]
+VARIANTS = [{"pi": pi, "oled": oled} for pi in ("zero", "3a+") for oled in ("0.96", "1.3")]
+IDS = [f"{v['pi']}-{v['oled']}" for v in VARIANTS]
+# the panels' datasheets: SSD1306 0.96" and SH1106 1.3", 128 x 64
+ACTIVE_AREA = {"0.96": [21.74, 10.86], "1.3": [29.42, 14.70]}
+
+
+def render(tmp_path: Path, part: str, **defs: object) -> list[tuple[float, ...]]:
+    """The vertices of what `part` of the model makes with these settings ([]: nothing)."""
+    out = tmp_path / "out.stl"
+    out.unlink(missing_ok=True)
+    args = ["openscad", "--export-format", "asciistl", "-o", str(out), "-D", "$fn=24"]
+    for key, value in {"part": part, **defs}.items():
+        args += ["-D", f"{key}={json.dumps(value)}"]
+    result = subprocess.run([*args, str(SCAD)], capture_output=True, text=True, timeout=110)
+    assert "ERROR" not in result.stderr, result.stderr
+    if "Current top level object is empty." in result.stderr:
+        return []
+    assert result.returncode == 0, result.stderr
+    lines = out.read_text().splitlines()
+    return [tuple(map(float, s.split()[1:])) for s in lines if s.lstrip().startswith("vertex")]
+
+
+def where(vertices: list[tuple[float, ...]]) -> str:
+    x, y, z = (f"{min(c):.1f}..{max(c):.1f}" for c in zip(*vertices, strict=True))
+    return f"x {x}, y {y}, z {z} mm"
+
+
+def pieces(vertices: list[tuple[float, ...]]) -> int:
+    """How many separate pieces a mesh is: triangles that share a vertex are one piece."""
+    parent: dict[tuple[float, ...], tuple[float, ...]] = {}
+
+    def root(v: tuple[float, ...]) -> tuple[float, ...]:
+        while parent.setdefault(v, v) != v:
+            v = parent[v]
+        return v
+
+    for i in range(0, len(vertices), 3):
+        first = root(vertices[i])
+        for v in vertices[i + 1 : i + 3]:
+            parent[root(v)] = first
+    return len({root(v) for v in vertices})
+
+
+@needs_openscad
+@pytest.mark.parametrize("variant", VARIANTS, ids=IDS)
+def test_nothing_overlaps_anything(variant: dict[str, str], tmp_path: Path) -> None:
+    """The case, the lid seated on it, and every part in place: no two share a point."""
+    overlap = render(tmp_path, "clash", a=EVERYTHING, b=[], **variant)
+    if overlap:
+        others = {n: [m for m in EVERYTHING if m != n] for n in EVERYTHING}
+        named = [n for n in EVERYTHING if render(tmp_path, "clash", a=[n], b=others[n], **variant)]
+        pytest.fail(f"{', '.join(named)} overlap at {where(overlap)}")
+
+
+@needs_openscad
+@pytest.mark.parametrize("variant", VARIANTS, ids=IDS)
+def test_the_lid_closes_1_mm_clear_of_the_parts_below(
+    variant: dict[str, str], tmp_path: Path
+) -> None:
+    """The lid and what hangs from it, 1 mm lower, still clear the Pi (with its jumper
+    wires: the tallest part) and the switch."""
+    lid_side = ["lid", *LID_PARTS]
+    overlap = render(tmp_path, "clash", a=lid_side, b=BASE_PARTS, drop=1, **variant)
+    assert not overlap, f"less than 1 mm between the lid's parts and the base's at {where(overlap)}"
+
+
+@needs_openscad
+@pytest.mark.parametrize("pi", ["zero", "3a+"])
+def test_the_standoffs_stand_apart_from_the_lid_screw_bosses(pi: str, tmp_path: Path) -> None:
+    # the base above its floor and inside its wall: 4 standoffs and 3 bosses, each alone
+    assert pieces(render(tmp_path, "posts", pi=pi)) == 4 + 3
+
+
+@needs_openscad
+@pytest.mark.parametrize("oled", ["0.96", "1.3"])
+def test_the_window_shows_the_whole_active_area_and_little_more(oled: str, tmp_path: Path) -> None:
+    aa = ACTIVE_AREA[oled]
+    hidden = render(tmp_path, "clash", a=["active area"], b=["lid"], oled=oled, aa=aa)
+    assert not hidden, f"the lid hides part of the display at {where(hidden)}"
+    # 1 mm each side is a module's tolerance; solid lid from 1.5 mm beyond the active area
+    frame = {"a": ["window frame"], "b": ["lid"], "aa": aa, "frame_margin": 1.5}
+    shown = render(tmp_path, "uncovered", oled=oled, **frame)
+    assert not shown, f"the window shows more than the display at {where(shown)}"
+
+
+@needs_openscad
+@pytest.mark.parametrize(
+    ("part", "defs"),
+    [
+        # issue 15's board, 8 mm to the right: into a lid-screw boss
+        ("clash", {"a": EVERYTHING, "b": [], "pi_at": [-24.5, -38, 7.8]}),
+        # a case 10 mm lower: the buttons reach the Pi
+        ("clash", {"a": ["lid", *LID_PARTS], "b": BASE_PARTS, "height": 30}),
+        ("clash", {"a": ["active area"], "b": ["lid"], "margin": -0.2}),
+        ("uncovered", {"a": ["window frame"], "b": ["lid"], "margin": 1.6}),
+    ],
+    ids=["board-into-boss", "lower-case", "small-window", "large-window"],
+)
+def test_each_check_finds_what_it_looks_for(part: str, defs: dict, tmp_path: Path) -> None:
+    assert render(tmp_path, part, **defs)
+
+
+@needs_openscad
+@pytest.mark.parametrize(
+    "options",
+    [{"pi": "zero"}, {"pi": "3a+"}, {"oled": "0.96"}, {"oled": "1.3"}],
+    ids=["base-zero", "base-3a+", "lid-0.96", "lid-1.3"],
+)
+def test_each_printed_part_is_one_piece(options: dict[str, str], tmp_path: Path) -> None:
+    part = "base" if "pi" in options else "lid"
+    assert pieces(render(tmp_path, part, **options)) == 1
+
+
+def test_the_stl_files_are_made_from_the_current_model() -> None:
+    result = subprocess.run(
+        [sys.executable, str(MAKE), "--check"], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_making_refuses_to_write_an_empty_file(tmp_path: Path) -> None:
+    # an OpenSCAD that writes an empty file (as it does for a picture without a display)
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    fake = bin_ / "openscad"
+    fake.write_text('#!/bin/sh\nwhile [ "$1" != "-o" ]; do shift; done\n: > "$2"\n')
+    fake.chmod(0o755)
+    out = tmp_path / "out"
+    out.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+    for path, args, says in [
+        (bin_, [], "OpenSCAD made no base-zero.stl (0 bytes"),
+        (tmp_path, [], "OpenSCAD is not installed"),
+        (bin_, ["--png"], "a picture needs a display"),  # no xvfb-run on this PATH
+    ]:
+        result = subprocess.run(
+            [sys.executable, str(MAKE), "--out", str(out), *args],
+            env={**env, "PATH": str(path)},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert result.returncode == 1 and says in result.stderr, result.stderr
+        assert not list(out.iterdir())
