@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import venv
@@ -39,6 +40,37 @@ def ensure_venv() -> Path:
     return python
 
 
+def ensure_openscad() -> None:
+    """The case tests render hardware/enclosure with OpenSCAD: install it from the
+    distribution's packages when it is missing and we can (root, apt-get); else they skip."""
+    if shutil.which("openscad"):
+        return
+    if os.name != "posix" or os.geteuid() != 0 or not shutil.which("apt-get"):
+        print(
+            "bootstrap: no OpenSCAD, nor root and apt-get to install it: the case tests will skip",
+            file=sys.stderr,
+        )
+        return
+    print(
+        "bootstrap: installing OpenSCAD for the case tests (apt-get install openscad)",
+        file=sys.stderr,
+    )
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    install = ["apt-get", "install", "-y", "-qq", "--no-install-recommends", "openscad"]
+    # a fresh machine may have no package lists yet: update once, then try again
+    for command in (install, ["apt-get", "update", "-qq"], install):
+        try:
+            done = subprocess.call(command, env=env, stdout=sys.stderr, timeout=900) == 0
+        except subprocess.TimeoutExpired:
+            done = False
+        if done and shutil.which("openscad"):
+            return
+    print(
+        "bootstrap: installing OpenSCAD failed (apt-get's message above): the case tests will skip",
+        file=sys.stderr,
+    )
+
+
 def main(argv: list[str]) -> int:
     if sys.version_info < (3, 11):  # noqa: UP036 (this file runs on any python3 found)
         sys.exit("cityunit needs Python 3.11 or newer")
@@ -47,6 +79,7 @@ def main(argv: list[str]) -> int:
     python = ensure_venv()
     what, rest = argv[0], argv[1:]
     if what == "test":
+        ensure_openscad()
         command = [str(python), "-m", "pytest", *rest]
     else:
         command = [str(BIN / "cityunit"), "sim", *rest]
