@@ -271,7 +271,7 @@ class WiringTest:
             ("build", "the BUILD button", pins.build),
         ):
             self.contact(name, f"Press and hold {label}", "Release it", pin)
-        self.contact("power", "Slide the switch ON", "Slide it OFF", pins.power)
+        self.contact("power", "Flip the switch ON", "Flip it OFF", pins.power)
         self.parts.light(1.0)
         self.confirm(
             "LED",
