@@ -140,7 +140,7 @@ class Person:
         for word, pin in targets.items():
             if word in prompt and word.lower() != self.dead:
                 self.factory.pin(pin).drive_low()
-        if prompt.startswith(("Release", "Slide it OFF")):
+        if prompt.startswith(("Release", "Flip it OFF")):
             for pin in targets.values():
                 self.factory.pin(pin).drive_high()
         return "y" if self.sees else "n"
@@ -211,7 +211,7 @@ def test_the_outputs_really_move_their_pins(part: str) -> None:
         for name in ("auction", "build", "power"):
             if name.upper() in prompt.upper() or ("switch" in prompt and name == "power"):
                 factory.pin(getattr(config.pins, name)).drive_low()
-        if prompt.startswith(("Release", "Slide it OFF")):
+        if prompt.startswith(("Release", "Flip it OFF")):
             for name in ("auction", "build", "power"):
                 factory.pin(getattr(config.pins, name)).drive_high()
         return "y"
