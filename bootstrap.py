@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Set up this checkout's virtual environment, then launch the simulator or the tests.
 
-    python3 bootstrap.py sim [ARGS...]    the simulator (cityunit sim ARGS)
-    python3 bootstrap.py test [ARGS...]   the whole test suite (pytest ARGS): what CI runs
+    python3 bootstrap.py sim [ARGS...]        the simulator (cityunit sim ARGS)
+    python3 bootstrap.py test [ARGS...]       the whole test suite (pytest ARGS): what CI runs
+    python3 bootstrap.py hardware [ARGS...]   hardware/generate.py (the tables, schematic and
+                                              wiring picture from pinout.toml; --check)
 
 Needs only Python 3.11+ and the package index. The environment lives in .venv and is
 re-installed only when pyproject.toml changes.
@@ -21,22 +23,27 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
-EXTRAS = "sim,test"
+EXTRAS = {"sim", "test"}  # and "hw" (matplotlib, for the schematic's PNG) when asked
 
 
-def ensure_venv() -> Path:
+def ensure_venv(extras: set[str] = EXTRAS) -> Path:
+    """The editable install with these extras (and any installed before): pip into the
+    project's own venv, so nothing touches the system's Python."""
     python = BIN / ("python.exe" if os.name == "nt" else "python")
     if not python.exists():
         print("bootstrap: creating .venv", file=sys.stderr)
         venv.create(VENV, with_pip=True)
     stamp = VENV / ".cityunit-installed"
-    want = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + EXTRAS.encode()).hexdigest()
-    if not stamp.exists() or stamp.read_text() != want:
-        print(f"bootstrap: installing cityunit[{EXTRAS}] into .venv", file=sys.stderr)
+    project = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    had, _, extras_had = (stamp.read_text() if stamp.exists() else "").partition(" ")
+    if had != project or not extras <= set(extras_had.split(",")):
+        extras = extras | set(extras_had.split(",")) - {""} if had == project else extras
+        names = ",".join(sorted(extras))
+        print(f"bootstrap: installing cityunit[{names}] into .venv", file=sys.stderr)
         pip = [str(python), "-m", "pip", "--disable-pip-version-check", "-q"]
-        if subprocess.call([*pip, "install", "-e", f"{ROOT}[{EXTRAS}]"]) != 0:
+        if subprocess.call([*pip, "install", "-e", f"{ROOT}[{names}]"]) != 0:
             sys.exit("bootstrap: installing failed (pip's message above); nothing was changed")
-        stamp.write_text(want)
+        stamp.write_text(f"{project} {names}")
     return python
 
 
@@ -74,13 +81,15 @@ def ensure_openscad() -> None:
 def main(argv: list[str]) -> int:
     if sys.version_info < (3, 11):  # noqa: UP036 (this file runs on any python3 found)
         sys.exit("cityunit needs Python 3.11 or newer")
-    if not argv or argv[0] not in ("sim", "test"):
+    if not argv or argv[0] not in ("sim", "test", "hardware"):
         sys.exit(__doc__)
-    python = ensure_venv()
     what, rest = argv[0], argv[1:]
+    python = ensure_venv(EXTRAS | {"hw"} if what == "hardware" else EXTRAS)
     if what == "test":
         ensure_openscad()
         command = [str(python), "-m", "pytest", *rest]
+    elif what == "hardware":
+        command = [str(python), str(ROOT / "hardware" / "generate.py"), *rest]
     else:
         command = [str(BIN / "cityunit"), "sim", *rest]
     os.chdir(ROOT)
