@@ -400,7 +400,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         outputs[HERE / "schematic.svg"] = schematic("svg")
     except ImportError:
-        sys.exit("generate: the schematic needs schemdraw: pip install '.[hw]'")
+        sys.exit("generate: the schematic needs schemdraw: python3 bootstrap.py hardware")
     stale = [p for p, data in outputs.items() if not p.exists() or p.read_bytes() != data]
     if args.check:
         for p in stale:
