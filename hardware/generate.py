@@ -404,15 +404,15 @@ def main(argv: list[str] | None = None) -> int:
     stale = [p for p, data in outputs.items() if not p.exists() or p.read_bytes() != data]
     if args.check:
         for p in stale:
-            print(f"out of date: {p.relative_to(HERE.parent)} (run python3 hardware/generate.py)")
+            print(f"out of date: {p.relative_to(HERE.parent)} (run python3 bootstrap.py hardware)")
         return 1 if stale else 0
     for p in stale:
         p.write_bytes(outputs[p])
         print(f"wrote {p.relative_to(HERE.parent)}")
     try:
         png = schematic("matplotlib")
-    except ImportError:
-        print("(no matplotlib: schematic.png not redrawn)")
+    except (ImportError, ValueError):  # schemdraw says "Could not import Matplotlib" so
+        print("(no matplotlib: schematic.png not redrawn; python3 bootstrap.py hardware)")
     else:
         (HERE / "schematic.png").write_bytes(png)
         print("wrote hardware/schematic.png")
