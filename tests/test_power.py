@@ -47,12 +47,17 @@ def test_off_after_minutes_counts_from_start_up_when_the_switch_is_off() -> None
 
 def test_the_config_check_takes_off_after_minutes(tmp_path: Path) -> None:
     config = tmp_path / "config.toml"
-    config.write_text("[power]\noff_after_minutes = 10\n")
+    config.write_text(
+        '[power]\noff_after_minutes = 10\nshutdown_command = ["systemctl", "poweroff"]\n'
+    )
     check = [sys.executable, "-m", "cityunit", "run", "--config", str(config), "--check"]
     assert subprocess.run(check, capture_output=True, timeout=60).returncode == 0
     config.write_text("[power]\noff_after_minutes = -1\n")
     refused = subprocess.run(check, capture_output=True, text=True, timeout=60)
     assert refused.returncode == 2 and "power.off_after_minutes" in refused.stderr
+    config.write_text("[power]\noff_after_minutes = 10\n")  # and nothing to run
+    refused = subprocess.run(check, capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 2 and "needs power.shutdown_command" in refused.stderr
 
 
 def test_a_reload_or_a_reset_while_off_counts_with_the_rules_as_they_stand() -> None:

@@ -254,6 +254,11 @@ def _cross_checks(config: Config) -> list[str]:
             f"auction.final_s: {r.auction_final_s} s is not shorter than {name} ({length} s);"
             " the final phase is the last final_s seconds of an auction"
         )
+    if r.off_after_minutes and not config.system.shutdown_command:
+        errors.append(
+            "power.off_after_minutes: needs power.shutdown_command (the installer sets"
+            ' ["systemctl", "poweroff"]): without it the unit cannot shut the Pi down'
+        )
     port = config.system.console_port
     parts, bus = config.parts, dict[int, str]()
     used = [(getattr(config.pins, f.name), f.metadata["path"]) for f in dataclasses.fields(Pins)]

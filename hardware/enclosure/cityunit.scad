@@ -8,7 +8,10 @@
 part = "view";    // "base", "lid", "view" (case.png), "parts" (in place), or the tests'
                   // "clash", "uncovered" and "posts"
 pi = "zero";      // "zero" (Zero, Zero W, Zero 2 W) or "3a+" (3 Model A+)
-oled = "0.96";    // "0.96" (SSD1306) or "1.3" (SH1106)
+oled = "0.96";    // "0.96" (SSD1306) or "1.3" (SH1106), 4-pin I2C modules; the 2.42"
+                  // SSD1309 and 7-pin SPI modules need a lid of their own (not drawn)
+assert(pi == "zero" || pi == "3a+", str("pi must be \"zero\" or \"3a+\", not ", pi));
+assert(oled == "0.96" || oled == "1.3", str("oled must be \"0.96\" or \"1.3\", not ", oled));
 
 diameter = 110;   // outside, mm
 height = 40;      // base, outside: the tallest part inside is the Pi with jumper wires

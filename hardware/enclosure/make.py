@@ -82,6 +82,7 @@ def make_stl(name: str, out: Path) -> None:
         # only when the model does
         count = facets(data)
         records = sorted(data[84 + 50 * i : 134 + 50 * i] for i in range(count))
+        out.mkdir(parents=True, exist_ok=True)
         (out / name).write_bytes(header(name) + data[80:84] + b"".join(records))
     print(f"wrote {out / name} ({count} facets)")
 
