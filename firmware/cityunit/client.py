@@ -222,14 +222,18 @@ class Client:
             if not reply.startswith("ERR not-allowed"):
                 raise ProtocolError("RESET", reply)
             self.switch(False)
-        with self._arrived:  # a command's events come before its reply: the rest are new
-            self.events.clear()
-            self.event_lines.clear()
-            self._waited.clear()
+        self.forget_events()  # a command's events come before its reply: the rest are new
         self.ok("EVENTS ON")
         self.t0 = self.state()["t_ms"]
 
     # ----- events ----------------------------------------------------------------------
+
+    def forget_events(self) -> None:
+        """Events received so far are dropped (`wait_for` starts afresh too)."""
+        with self._arrived:
+            self.events.clear()
+            self.event_lines.clear()
+            self._waited.clear()
 
     def named(self, name: str) -> list[dict[str, Any]]:
         """Every event called `name` received so far."""

@@ -133,12 +133,7 @@ class Game:
     def reconfigure(self, config: Rules) -> None:
         """The config file, re-read while running: its rules apply, except the settings
         the table changed and the file did not (as after a restart: the maker's edit wins)."""
-        before, table = settings.read(self.config_rules), settings.read(self.rules)
-        kept = {
-            name: choice
-            for name, choice in table.items()
-            if before[name] == settings.read(config)[name] and choice != before[name]
-        }
+        kept = _kept(settings.read(self.rules), settings.read(self.config_rules), config)
         self.config_rules = config
         self.set_rules(settings.apply(config, kept))
 
@@ -165,13 +160,7 @@ class Game:
         """
         self.hour = saved["hour"]
         self.history.extend(Permit(v) for v in saved["history"][:HISTORY])
-        config_now = settings.read(self.config_rules)
-        config_then = saved.get("config", {})
-        kept = {
-            name: choice
-            for name, choice in saved.get("settings", {}).items()
-            if config_then.get(name) == config_now.get(name)
-        }
+        kept = _kept(saved.get("settings", {}), saved.get("config", {}), self.config_rules)
         self.rules = settings.apply(self.rules, kept)
 
     def new_game(self) -> None:
@@ -185,3 +174,9 @@ class Game:
         self.clock = HourClock(saved["hour_elapsed_ms"], now)
         if self.paused:
             self.clock = self.clock.stopped(now)
+
+
+def _kept(table: dict[str, str], file_then: dict[str, str], file_now: Rules) -> dict[str, str]:
+    """The table's settings that stand: those the config file has not changed since."""
+    now = settings.read(file_now)
+    return {name: choice for name, choice in table.items() if file_then.get(name) == now.get(name)}

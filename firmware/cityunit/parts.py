@@ -7,7 +7,6 @@ off the Pi. Callbacks only hand the raw edge on; debouncing and meaning live in 
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 from collections.abc import Callable
@@ -213,10 +212,11 @@ class Parts:
     def quiet(self) -> None:
         """LED off and buzzer silent: what SIGTERM and every exit leave behind."""
         self._level, self._sound = 0.0, (None, 0.0)
-        with contextlib.suppress(Exception):  # one failed device must not stop the other
-            self._set_led(0.0)
-        with contextlib.suppress(Exception):
-            self._set_sound(None, 0.0)
+        for leave_quiet in (partial(self._set_led, 0.0), partial(self._set_sound, None, 0.0)):
+            try:  # one failed device must not stop the other
+                leave_quiet()
+            except Exception:
+                log.exception("leaving the outputs quiet")
 
     @property
     def closed(self) -> bool:

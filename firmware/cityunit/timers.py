@@ -23,12 +23,7 @@ class Timer:
         self.seq = 0
 
     def set(self, t: int) -> None:
-        timers = self._timers
-        timers.seq += 1
-        self.at, self.seq = t, timers.seq
-        heapq.heappush(timers.heap, (t, self.rank, timers.seq, self))
-        if len(timers.heap) > timers.limit:
-            timers.compact()
+        self._timers.push(t, self)
 
     def cancel(self) -> None:
         self.at = None
@@ -54,6 +49,15 @@ class Timers:
         self.seq = 0  # how many times a timer was set: ties run in that order
         self.floor = 256  # entries kept before stale ones are swept out, at the least
         self.limit = self.floor
+
+    def push(self, t: int, timer: Timer) -> None:
+        """`timer` due at `t`, after those set before it for the same time: its one live
+        entry (any older one goes stale)."""
+        self.seq += 1
+        timer.at, timer.seq = t, self.seq
+        heapq.heappush(self.heap, (t, timer.rank, self.seq, timer))
+        if len(self.heap) > self.limit:
+            self.compact()
 
     @staticmethod
     def _live(entry: tuple[int, int, int, Timer]) -> bool:

@@ -19,8 +19,7 @@ from cityunit.pytest_plugin import MARKERS
 def unit(cityunit: Client) -> Client:
     """The unit, events off, as the protocol starts a session."""
     cityunit.ok("EVENTS OFF")
-    cityunit.events.clear()
-    cityunit.event_lines.clear()
+    cityunit.forget_events()
     return cityunit
 
 
