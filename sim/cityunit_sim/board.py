@@ -58,11 +58,11 @@ class SwitchPin(MockPWMPin):  # type: ignore[misc]  # gpiozero has no types
     """A contact that can be closed before the unit opens its pin (gpiozero's mock pins
     follow their pull-up when opened): the switch left ON when the simulator last stopped."""
 
-    closed = False
+    on = False  # held ON before the unit opens the pin
 
     def _set_pull(self, value: str) -> None:
         super()._set_pull(value)
-        if self.closed:
+        if self.on:
             self.drive_low()
 
 
@@ -83,7 +83,7 @@ class SimBoard(Board):
         saved = None if state_dir is None else store.load(state_dir / store.FILENAME)
         if saved is not None and saved.get("power"):  # as a Pi whose switch stayed ON
             switch = self.factory.pin(config.pins.power, pin_class=SwitchPin)
-            switch.closed = True
+            switch.on = True
         self.oled = Mirror() if observed else None
         super().__init__(
             config, clock, pin_factory=self.factory, panel=self.oled, seed=seed,
