@@ -184,6 +184,8 @@ class Session:
             self._run(self._pending.popleft())
 
     def _run(self, line: bytes | TooLong) -> None:
+        if blank(line):
+            return
         if isinstance(line, TooLong):
             self._reply(f"ERR line-too-long lines are at most {MAX_LINE} bytes")
             return
@@ -193,8 +195,6 @@ class Session:
             self._reply("ERR bad-argument not UTF-8 text")
             return
         words = _SPACE.split(text.strip(" \t"))
-        if words == [""]:
-            return
         name, args = _upper(words[0]), words[1:]
         command = self.commands.get(name)
         if command is None:

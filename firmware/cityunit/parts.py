@@ -40,22 +40,23 @@ Light = Callable[[float], None]
 Sound = Callable[[int | None, float], None]
 
 
+def _mock_pins() -> bool:
+    return os.environ.get("GPIOZERO_PIN_FACTORY", "").lower() == "mock"
+
+
 def pin_factory() -> Factory | None:
     """gpiozero's own choice, except that GPIOZERO_PIN_FACTORY=mock gets PWM-capable pins.
 
     (gpiozero's default mock pins cannot drive a PWMLED or a TonalBuzzer.)
     """
-    if os.environ.get("GPIOZERO_PIN_FACTORY", "").lower() == "mock" and not os.environ.get(
-        "GPIOZERO_MOCK_PIN_CLASS"
-    ):
+    if _mock_pins() and not os.environ.get("GPIOZERO_MOCK_PIN_CLASS"):
         return MockFactory(pin_class=MockPWMPin)
     return None
 
 
 def pwm_root() -> Path | None:
     """Where the kernel's PWM channels are, unless the pins are gpiozero's mocks."""
-    mock = os.environ.get("GPIOZERO_PIN_FACTORY", "").lower() == "mock"
-    return None if mock else pwm.ROOT
+    return None if _mock_pins() else pwm.ROOT
 
 
 def pwm_plan(
