@@ -1,4 +1,5 @@
-"""Test doubles at the edges of the unit: an I2C bus that fails on demand, fresh mock pins."""
+"""Test doubles at the edges of the unit: an I2C bus that fails on demand, fresh mock pins,
+the kernel's PWM channels."""
 
 from __future__ import annotations
 
@@ -6,15 +7,20 @@ import contextlib
 import errno
 import os
 import random
+import re
+import shutil
 import subprocess
 import sys
 import threading
 import tty
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
+import pytest
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 
+from cityunit import pwm
 from cityunit.config import Parts
 
 SSD1306_DISPLAYOFF = 0xAE
@@ -68,6 +74,166 @@ class ContactPin(MockPWMPin):
 
 def mock_factory() -> MockFactory:
     return MockFactory(pin_class=ContactPin)
+
+
+class State(NamedTuple):
+    """A PWM channel's state as the kernel keeps it (struct pwm_state, polarity aside)."""
+
+    period: int = 0
+    duty_cycle: int = 0
+    enable: int = 0
+
+
+U64, INT = (0, 2**64 - 1), (-(2**31), 2**31 - 1)
+NUMBER = re.compile(r"([+-]?)(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)\n?")
+
+
+def kstrto(text: str, limits: tuple[int, int]) -> int:
+    """The kernel's kstrtou64 / kstrtoint with base 0: 10, 0x16 or 017, one newline after."""
+    match = NUMBER.fullmatch(text)
+    if match is None or (match[1] == "-" and limits[0] == 0):
+        raise OSError(errno.EINVAL, os.strerror(errno.EINVAL))
+    digits = match[2]
+    base = 16 if digits[:2].lower() == "0x" else 8 if digits.startswith("0") else 10
+    value = int(digits, base) * (-1 if match[1] == "-" else 1)
+    if not limits[0] <= value <= limits[1]:
+        raise OSError(errno.ERANGE, os.strerror(errno.ERANGE))
+    return value
+
+
+class KernelPWM(pwm.Sysfs):
+    """The PWM chips' sysfs files as Linux 6.1 keeps them (drivers/pwm/sysfs.c and
+    pwm_apply_state in core.c), in place of `pwm.Channel.sysfs`:
+
+    - a write to period, duty_cycle or enable applies the channel's whole new state, and
+      is refused (EINVAL) when its period is 0 or its duty above the period; period and
+      duty_cycle take an unsigned 64-bit number, enable 0 or 1, anything else EINVAL;
+    - export: a number >= npwm is ENODEV, a channel exported or held by a driver
+      (`claim`) EBUSY; unexport of one not exported, ENODEV;
+    - a channel keeps its state across unexport and export (pwm-bcm2835 in 6.1 has no
+      .get_state: the hardware is not read back), and a fresh one's is all 0;
+    - udev makes a new channel's files writable `udev_checks` checks after the export
+      (None: never, as for a user outside the gpio group).
+
+    The chips are folders under `root` (pwmchipN/device a link to the PWM block, for
+    `pwm.chip()`), and an exported channel's files are there with its state in them.
+    `applied` has every state each channel took, in order; `refused` every refused
+    write: (file, text, errno).
+    """
+
+    def __init__(self, root: Path, udev_checks: int | None = 2) -> None:
+        self.root, self.udev_checks = root, udev_checks
+        self.npwm: dict[Path, int] = {}
+        self.states: dict[Path, State] = {}  # by the channel's folder, chip/pwmN
+        self.exported: set[Path] = set()
+        self.claimed: set[Path] = set()
+        self.pending: dict[Path, int | None] = {}  # udev's checks still to come
+        self.faults: dict[Path, int] = {}
+        self.applied: dict[Path, list[State]] = {}
+        self.refused: list[tuple[Path, str, int]] = []
+
+    def chip(self, block: str = "fe20c000.pwm", npwm: int = 2, name: str = "pwmchip0") -> Path:
+        """A pwmchip as the kernel shows it once the overlay is on: no channel exported."""
+        device = self.root / "devices" / block
+        device.mkdir(parents=True)
+        chip = self.root / name
+        chip.mkdir(parents=True)
+        (chip / "device").symlink_to(device)
+        for file in ("export", "unexport"):
+            (chip / file).touch()
+        (chip / "npwm").write_text(f"{npwm}\n")
+        self.npwm[chip] = npwm
+        return chip
+
+    def left(self, channel: Path, state: State, exported: bool = True) -> None:
+        """`channel` (chip/pwmN) as a killed process left it."""
+        self.states[channel] = state
+        if exported and channel not in self.exported:
+            self._export(channel)
+            self.pending[channel] = 0
+
+    def claim(self, channel: Path) -> None:
+        """A kernel driver holds `channel` (pwm-fan, pwm-beeper, ...)."""
+        self.claimed.add(channel)
+
+    def fail(self, file: Path, error: int = errno.ENODEV) -> None:
+        """Writes to `file` fail from now on with `error`, as a driver's or a lost chip's."""
+        self.faults[file] = error
+
+    def state(self, channel: Path) -> State:
+        return self.states.get(channel, State())
+
+    def read(self, path: Path) -> str:
+        if path.parent in self.exported and path.name in State._fields:
+            return f"{getattr(self.state(path.parent), path.name)}\n"
+        return super().read(path)
+
+    def writable(self, path: Path) -> bool:
+        left = self.pending.get(path.parent, 0)
+        if left:
+            self.pending[path.parent] = left - 1
+            return False
+        return left is not None and super().writable(path)
+
+    def write(self, path: Path, text: str) -> None:
+        try:
+            if path in self.faults:
+                raise OSError(self.faults[path], os.strerror(self.faults[path]))
+            if path.parent in self.npwm and path.name in ("export", "unexport"):
+                channel = path.parent / f"pwm{self._index(path.parent, text)}"
+                (self._export if path.name == "export" else self._unexport)(channel)
+            elif path.parent in self.exported and path.name in State._fields:
+                self._apply(path.parent, path.name, text)
+            else:
+                raise OSError(errno.ENOENT, os.strerror(errno.ENOENT), str(path))
+        except OSError as e:
+            self.refused.append((path, text, e.errno))
+            raise
+
+    def _index(self, chip: Path, text: str) -> int:
+        index = kstrto(text, (0, 2**32 - 1))
+        if index >= self.npwm[chip]:
+            raise OSError(errno.ENODEV, os.strerror(errno.ENODEV))
+        return index
+
+    def _export(self, channel: Path) -> None:
+        if channel in self.exported or channel in self.claimed:
+            raise OSError(errno.EBUSY, os.strerror(errno.EBUSY))
+        self.exported.add(channel)
+        self.pending[channel] = self.udev_checks
+        channel.mkdir()
+        self._show(channel)
+
+    def _unexport(self, channel: Path) -> None:
+        if channel not in self.exported:
+            raise OSError(errno.ENODEV, os.strerror(errno.ENODEV))
+        self.exported.remove(channel)
+        shutil.rmtree(channel)
+
+    def _apply(self, channel: Path, name: str, text: str) -> None:
+        value = kstrto(text, INT if name == "enable" else U64)
+        if name == "enable" and value not in (0, 1):
+            raise OSError(errno.EINVAL, os.strerror(errno.EINVAL))
+        new = self.state(channel)._replace(**{name: value})
+        if new.period == 0 or new.duty_cycle > new.period:
+            raise OSError(errno.EINVAL, os.strerror(errno.EINVAL))
+        if new != self.state(channel):
+            self.states[channel] = new
+            self.applied.setdefault(channel, []).append(new)
+            self._show(channel)
+
+    def _show(self, channel: Path) -> None:
+        for name, value in self.state(channel)._asdict().items():
+            (channel / name).write_text(f"{value}\n")
+
+
+def kernel_pwm(
+    root: Path, monkeypatch: pytest.MonkeyPatch, udev_checks: int | None = 2
+) -> KernelPWM:
+    """A KernelPWM under `root`, behind every pwm.Channel until the test ends."""
+    kernel = KernelPWM(root, udev_checks)
+    monkeypatch.setattr(pwm.Channel, "sysfs", kernel)
+    return kernel
 
 
 class Unit(subprocess.Popen):

@@ -8,7 +8,7 @@ this is written out rather than taken from a package (the one maintained binding
 rpi-hardware-pwm, is Pi-4-only and has no way to be tested off a Pi).
 
     /sys/class/pwm/pwmchip0/export          write a channel's number to get pwmN/
-    /sys/class/pwm/pwmchip0/pwmN/period     ns
+    /sys/class/pwm/pwmchip0/pwmN/period     ns; 0 until set, and then nothing else is taken
     /sys/class/pwm/pwmchip0/pwmN/duty_cycle ns, never above the period
     /sys/class/pwm/pwmchip0/pwmN/enable     1 or 0
 """
@@ -16,6 +16,7 @@ rpi-hardware-pwm, is Pi-4-only and has no way to be tested off a Pi).
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import os
 import time
@@ -33,51 +34,96 @@ BLOCKS = {
 }
 OVERLAY_FUNC = {12: 4, 13: 4, 18: 2, 19: 2}  # the ALT function that gives a pin to PWM
 EXPORT_WAIT_S = 1.0  # udev makes the new channel's files writable for the gpio group
+ATTRIBUTES = ("period", "duty_cycle", "enable")  # a channel's state, in the order it is set
+
+
+class Sysfs:
+    """How a channel reaches the kernel: its attribute files, each write one write() of
+    the whole value, as sysfs takes it (and refuses it, with an errno). `Channel.sysfs`
+    is where a test puts its model of the kernel instead."""
+
+    def read(self, path: Path) -> str:
+        return path.read_text()
+
+    def write(self, path: Path, text: str) -> None:
+        fd = os.open(path, os.O_WRONLY)
+        try:
+            os.write(fd, text.encode())
+        finally:
+            os.close(fd)
+
+    def writable(self, path: Path) -> bool:
+        return os.access(path, os.W_OK)
 
 
 class Channel:
     """One hardware PWM channel: `set(hz, duty)`; `close()` (or `with`) stops it and gives
-    it back to the kernel, also when it could not be opened fully."""
+    it back to the kernel, also when it could not be opened fully.
+
+    Each write to period, duty_cycle or enable has the kernel apply the channel's whole
+    state, and it refuses (EINVAL) one without a period or with the duty above the
+    period. A channel keeps its state across unexport and export: it opens fresh (period
+    0, where nothing but a period is taken) or as a killed process left it, so the writes
+    follow the state read back, never an assumed one."""
+
+    sysfs = Sysfs()
 
     def __init__(self, chip: Path, index: int) -> None:
         self.path = chip / f"pwm{index}"
         self._chip, self._index = chip, index
-        self._period = 0
+        self._state = dict.fromkeys(ATTRIBUTES, 0)  # as the kernel has it
+        self._exported = self.path.exists()  # by a killed process, say: ours to give back
         self.closed = False
         try:
-            if not self.path.exists():
-                (chip / "export").write_text(str(index))
+            if not self._exported:
+                self._put(chip / "export", index)
+                self._exported = True
             self._wait_writable()
+            for name in ATTRIBUTES:
+                self._state[name] = int(self.sysfs.read(self.path / name))
+            self.set(None, 0)  # stops what a killed process left playing
         except OSError:
             self.close()
             raise
 
     def _wait_writable(self) -> None:
+        """udev gives a new channel's files to the gpio group a moment after the export.
+        (A write cannot tell: at period 0 the kernel refuses all but a period's.)"""
         end = time.monotonic() + EXPORT_WAIT_S
-        while True:
-            try:
-                self._write("enable", 0)
-                return
-            except OSError:
+        for file in (self.path / name for name in ATTRIBUTES):
+            while not self.sysfs.writable(file):
                 if time.monotonic() >= end:
-                    raise
-            time.sleep(0.01)
+                    code = errno.EACCES if file.exists() else errno.ENOENT
+                    raise OSError(code, os.strerror(code), str(file))
+                time.sleep(0.01)
+
+    def _put(self, path: Path, value: int) -> None:
+        """One value to one file; a refusal names both (`[Errno 22] ...: '0' -> '.../enable'`)."""
+        try:
+            self.sysfs.write(path, str(value))
+        except OSError as e:
+            raise OSError(e.errno, e.strerror, str(value), None, str(path)) from e
 
     def _write(self, name: str, value: int) -> None:
-        (self.path / name).write_text(str(value))
+        self._put(self.path / name, value)
+        self._state[name] = value
 
     def set(self, hz: float | None, duty: float) -> None:
-        """A square wave at `hz` with `duty` (0-1) of each period high; None or 0: off."""
+        """A square wave at `hz` with `duty` (0-1) of each period high; None or 0: off.
+
+        The period goes before the duty, except when the duty now on is above the new
+        period: then the new duty goes first (it fits both periods)."""
         if hz is None or duty <= 0:
-            self._write("enable", 0)
+            if self._state["enable"]:  # else nothing plays (and at period 0, 0 is refused)
+                self._write("enable", 0)
             return
         period = round(1e9 / hz)
-        if period != self._period:
-            self._write("duty_cycle", 0)  # the kernel refuses a duty above the period
-            self._write("period", period)
-            self._period = period
-        self._write("duty_cycle", round(period * min(duty, 1.0)))
-        self._write("enable", 1)
+        high = round(period * min(duty, 1.0))
+        if self._state["duty_cycle"] > period:
+            self._write("duty_cycle", high)
+        for name, value in (("period", period), ("duty_cycle", high), ("enable", 1)):
+            if self._state[name] != value:
+                self._write(name, value)
 
     def __enter__(self) -> Channel:
         return self
@@ -90,9 +136,10 @@ class Channel:
             return
         self.closed = True
         with contextlib.suppress(OSError):
-            self._write("enable", 0)
-        with contextlib.suppress(OSError):
-            (self._chip / "unexport").write_text(str(self._index))
+            self.set(None, 0)
+        if self._exported:
+            with contextlib.suppress(OSError):
+                self._put(self._chip / "unexport", self._index)
 
 
 def chip(root: Path = ROOT) -> tuple[Path, dict[int, int]] | None:
