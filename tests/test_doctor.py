@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import subprocess
 import sys
@@ -12,7 +13,7 @@ from gpiozero import DigitalInputDevice
 
 from cityunit.config import Config
 from cityunit.doctor import FAIL, OK, WARN, Doctor, report
-from fakes import mock_factory
+from fakes import KernelPWM, kernel_pwm, mock_factory
 
 
 class Bus:
@@ -48,24 +49,20 @@ def doctor(tmp_path: Path, dev: Path, bus=None, service="active", config: str = 
     def systemctl(verb: str, unit: str) -> str:
         return service if verb == "is-active" else "enabled"
 
-    pwm = kw.get("pwm")
-    if pwm is None:  # a well-built unit: the installer's PWM overlay is on
-        pwm = tmp_path / "pwm"
-        (pwm / "fe20c000.pwm").mkdir(parents=True, exist_ok=True)
-        (pwm / "pwmchip0").mkdir(exist_ok=True)
-        if not (pwm / "pwmchip0" / "device").exists():
-            (pwm / "pwmchip0" / "device").symlink_to(pwm / "fe20c000.pwm")
-        for channel in ("pwm0", "pwm1"):  # exported: the probe opens them at once
-            (pwm / "pwmchip0" / channel).mkdir(exist_ok=True)
-            for name in ("export", "unexport"):
-                (pwm / "pwmchip0" / name).write_text("")
-            for name in ("period", "duty_cycle", "enable"):
-                (pwm / "pwmchip0" / channel / name).write_text("0")
+    pwm = kw.get("pwm") or tmp_path / "pwm"  # the kernel fixture's: the overlay is on
     return Doctor(
         path, dev=dev, open_bus=lambda port: bus or Bus({0x3C}), systemctl=systemctl,
         pin_factory=kw.get("factory") or mock_factory(), pwm_root=pwm,
         device_tree=tmp_path / "no-device-tree",
     )  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def kernel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> KernelPWM:
+    """A well-built unit's PWM chip, as Linux 6.1 has it after boot: channels not exported."""
+    kernel = kernel_pwm(tmp_path / "pwm", monkeypatch)
+    kernel.chip()
+    return kernel
 
 
 def levels(d: Doctor) -> dict[str, str]:
@@ -164,30 +161,90 @@ def test_the_command_prints_and_fails_off_a_pi(flag: list[str]) -> None:
     assert result.stdout.startswith("cityunit ") and " FAIL " in result.stdout
 
 
-def test_the_pwm_hardware_is_named_and_its_absence_says_what_to_add(tmp_path: Path) -> None:
-    d = doctor(tmp_path, machine(tmp_path))
+def test_a_fresh_channel_is_tried_as_the_service_plays_it_and_reported_ok(
+    tmp_path: Path, kernel: KernelPWM
+) -> None:
+    """Period 0 after boot: the kernel takes nothing but a period first."""
+    d = doctor(tmp_path, machine(tmp_path), service="inactive")
     d.run()
+    assert levels(d)["PWM"] == OK
     assert "hardware for the buzzer (GPIO18, pwmchip0 channel 0)" in report(d)
     assert "the led (GPIO13, pwmchip0 channel 1)" in report(d)
-    off = doctor(tmp_path, tmp_path / "dev", pwm=tmp_path / "none")
+    for channel in ("pwm0", "pwm1"):
+        played = kernel.applied[tmp_path / "pwm" / "pwmchip0" / channel]
+        assert played[-2].enable == 1 and played[-1].enable == 0, "played, then silenced"
+    assert kernel.refused == [] and kernel.exported == set(), "and given back"
+
+
+def test_a_running_service_holds_the_channels_and_doctor_claims_nothing(
+    tmp_path: Path, kernel: KernelPWM
+) -> None:
+    d = doctor(tmp_path, machine(tmp_path))
+    assert d.run() == 0 and levels(d)["PWM"] == OK
+    assert "hardware for" not in report(d), "the plan alone proves nothing"
+    assert "the buzzer (GPIO18, pwmchip0 channel 0) and the led" in report(d)
+    assert "held by the running service; `journalctl -u cityunit -g PWM`" in report(d)
+    assert kernel.applied == {} and kernel.refused == [], "the service's channels untouched"
+
+
+def test_without_the_overlay_doctor_says_what_to_add(tmp_path: Path) -> None:
+    off = doctor(tmp_path, machine(tmp_path), pwm=tmp_path / "none")
     assert off.run() == 0 and levels(off)["PWM"] == WARN, "software PWM still works"
-    assert "dtoverlay=pwm-2chan,pin=18,func=2,pin2=13,func2=4" in report(off)
+    assert "the PWM overlay is off" in report(off)
+    assert "`dtoverlay=pwm-2chan,pin=18,func=2,pin2=13,func2=4` in config.txt" in report(off)
 
 
-def test_pwm_advice_fits_the_reason(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Channels that do not open are not a missing overlay; software PWM by choice is fine."""
+def probed(tmp_path: Path, **kw) -> str:
+    """doctor's PWM line, the service stopped: a WARN."""
+    d = doctor(tmp_path, machine(tmp_path), service="inactive", **kw)
+    d.run()
+    lines = [f for f in d.findings if f.what == "PWM" and f.level != OK]
+    assert [f.level for f in lines] == [WARN], report(d)
+    return lines[0].detail
+
+
+def test_files_outside_the_users_group_point_at_the_gpio_group(
+    tmp_path: Path, kernel: KernelPWM, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from cityunit import pwm
 
     monkeypatch.setattr(pwm, "EXPORT_WAIT_S", 0.01)
-    refused = doctor(tmp_path, machine(tmp_path), service="inactive")
-    for channel in ("pwm0", "pwm1"):
-        (tmp_path / "pwm/pwmchip0" / channel / "enable").unlink()
-        (tmp_path / "pwm/pwmchip0" / channel / "enable").symlink_to("/dev/full")
-    refused.run()
-    assert levels(refused)["PWM"] == WARN and "gpio group" in report(refused)
-    assert "dtoverlay" not in report(refused)
-    (tmp_path / "other").mkdir()
-    chosen = doctor(tmp_path / "other", tmp_path / "dev", config="[pwm]\nhardware = false\n")
+    kernel.udev_checks = None  # udev never hands them over
+    line = probed(tmp_path)
+    assert "Permission denied" in line and "gpio group (udev): is the user in it?" in line
+    assert "dtoverlay" not in line and "report" not in line
+
+
+def test_a_refused_value_is_quoted_as_a_bug_to_report(tmp_path: Path, kernel: KernelPWM) -> None:
+    from cityunit.parts import BUZZER_MID
+
+    period = tmp_path / "pwm" / "pwmchip0" / "pwm0" / "period"
+    kernel.fail(period, errno.EINVAL)  # as the driver refuses a period it cannot make
+    line = probed(tmp_path)
+    assert f"Invalid argument: '{round(1e9 / BUZZER_MID.frequency)}' -> '{period}'" in line
+    assert "the kernel refused that value: a bug in cityunit, please report it" in line
+    assert "gpio group" not in line and "dtoverlay" not in line
+
+
+def test_a_missing_channel_points_at_the_overlay(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kernel_pwm(tmp_path / "one", monkeypatch).chip(npwm=1)  # no channel 1 for the LED
+    line = probed(tmp_path, pwm=tmp_path / "one")
+    assert "the led: its channel fails: [Errno 19] No such device" in line
+    assert "the channel is missing: `dtoverlay=pwm-2chan,pin=18,func=2,pin2=13,func2=4`" in line
+    assert "gpio group" not in line
+
+
+def test_a_channel_another_driver_holds_says_so(tmp_path: Path, kernel: KernelPWM) -> None:
+    kernel.claim(tmp_path / "pwm" / "pwmchip0" / "pwm0")  # pwm-beeper, say
+    line = probed(tmp_path)
+    assert "the buzzer: its channel fails: [Errno 16] Device or resource busy" in line
+    assert "another program or driver holds the channel" in line and "gpio group" not in line
+
+
+def test_software_pwm_by_choice_is_fine(tmp_path: Path) -> None:
+    chosen = doctor(tmp_path, machine(tmp_path), config="[pwm]\nhardware = false\n")
     chosen.run()
     assert levels(chosen)["PWM"] == OK and "pwm.hardware = false" in report(chosen)
 

@@ -6,6 +6,7 @@ is 0 only when every check passes.
 
 from __future__ import annotations
 
+import errno
 import os
 import subprocess
 from collections.abc import Callable
@@ -129,31 +130,38 @@ class Doctor:
         self.say(OK, "pins", "all five are free")
 
     def check_pwm(self, config: Config, service_active: bool) -> None:
-        """Which outputs get the Pi's PWM hardware (steady tones), tried for real when the
-        service does not hold them."""
+        """Which outputs get the Pi's PWM hardware (steady tones), each channel tried by the
+        service's own calls when the service does not hold it."""
         from cityunit import pwm
         from cityunit.parts import pwm_plan
 
-        plan = pwm_plan(config, self.pwm_root, self.device_tree)
-        hardware, software = [], []
-        for part, found in plan.items():
-            gpio = getattr(config.pins, part)
-            if isinstance(found, tuple) and not service_active:
-                try:
-                    pwm.Channel(*found).close()
-                except OSError as e:
-                    found = f"its channel does not open: {e}"
-            if isinstance(found, tuple):
-                hardware.append(f"the {part} (GPIO{gpio}, {found[0].name} channel {found[1]})")
-            else:
+        line = pwm.overlay(config.pins.buzzer, config.pins.led)
+        overlay = f"`{line}` in config.txt (the installer adds it), then reboot" if line else ""
+        hardware, held, software, fixes = [], [], [], []
+        for part, found in pwm_plan(config, self.pwm_root, self.device_tree).items():
+            if not isinstance(found, tuple):
                 software.append(f"the {part}: {found}")
+                fixes.append(overlay if "overlay" in found else "")
+                continue
+            gpio = getattr(config.pins, part)
+            name = f"the {part} (GPIO{gpio}, {found[0].name} channel {found[1]})"
+            if service_active:
+                held.append(name)
+                continue
+            try:
+                _probe(part, found)
+            except OSError as e:
+                software.append(f"the {part}: its channel fails: {e}")
+                fixes.append(_pwm_hint(e, overlay))
+            else:
+                hardware.append(name)
         if software:
-            line = pwm.overlay(config.pins.buzzer, config.pins.led)
-            fix = f"; `{line}` in config.txt (the installer adds it), then reboot" if line else ""
-            if not any("overlay" in reason for reason in software):
-                fix = "; the channels' files belong to the gpio group (udev): is the user in it?"
             level = WARN if config.parts.hardware_pwm else OK  # software as chosen: fine
-            self.say(level, "PWM", "software for " + "; ".join(software) + fix * (level == WARN))
+            fix = "".join(f"; {f}" for f in dict.fromkeys(fixes) if f) * (level == WARN)
+            self.say(level, "PWM", "software for " + "; ".join(software) + fix)
+        if held:
+            self.say(OK, "PWM", " and ".join(held) + ": held by the running service; "
+                     "`journalctl -u cityunit -g PWM` says hardware or software")  # fmt: skip
         if hardware:
             self.say(OK, "PWM", "hardware for " + " and ".join(hardware))
 
@@ -215,6 +223,30 @@ class Doctor:
                 f"{p.display} on SPI cannot be read back; look at the screen:"
                 " `cityunit doctor --interactive` shows a test pattern",
             )  # fmt: skip
+
+
+def _probe(part: str, found: tuple[Path, int]) -> None:
+    """What the service does with a part's channel: open it, a tone or a level, silence,
+    close. It sounds for the time of one write: a pulse or two."""
+    from cityunit import pwm
+    from cityunit.parts import BUZZER_MID, DUTY, LED_HZ
+
+    with pwm.Channel(*found) as channel:
+        channel.set(LED_HZ if part == "led" else BUZZER_MID.frequency, DUTY["low"])
+        channel.set(None, 0.0)
+
+
+def _pwm_hint(error: OSError, overlay: str) -> str:
+    """What to do about a channel the kernel refused, by its errno."""
+    if error.errno in (errno.EACCES, errno.EPERM):
+        return "the channels' files belong to the gpio group (udev): is the user in it?"
+    if error.errno == errno.EINVAL:
+        return "the kernel refused that value: a bug in cityunit, please report it with this line"
+    if error.errno in (errno.ENODEV, errno.ENOENT):
+        return "the channel is missing: " + overlay
+    if error.errno == errno.EBUSY:
+        return "another program or driver holds the channel (`sudo cat /sys/kernel/debug/pwm`)"
+    return ""
 
 
 def _answers(bus: Any, address: int) -> bool:
