@@ -2,7 +2,8 @@
 """Set up this checkout's virtual environment, then launch the simulator or the tests.
 
     python3 bootstrap.py sim [ARGS...]        the simulator (cityunit sim ARGS)
-    python3 bootstrap.py test [ARGS...]       the whole test suite (pytest ARGS): what CI runs
+    python3 bootstrap.py test [ARGS...]       the whole test suite (pytest ARGS): what CI runs;
+                                              -m "not vm" leaves out the virtual Pi (tests/vm)
     python3 bootstrap.py hardware [ARGS...]   hardware/generate.py (the tables, schematic and
                                               wiring picture from pinout.toml; --check)
 
@@ -47,35 +48,41 @@ def ensure_venv(extras: set[str] = EXTRAS) -> Path:
     return python
 
 
-def ensure_openscad() -> None:
-    """The case tests render hardware/enclosure with OpenSCAD: install it from the
-    distribution's packages when it is missing and we can (root, apt-get); else they skip."""
-    if shutil.which("openscad"):
+# What the suite's tiers need from the distribution: a program each, and its packages.
+TOOLS = {
+    "openscad": ("the case tests", ["openscad"]),
+    "qemu-system-x86_64": (
+        "the virtual Pi (tests/vm)",
+        ["qemu-system-x86", "qemu-system-data", "seabios", "ipxe-qemu"],
+    ),
+    "mmdebstrap": ("the virtual Pi's image", ["mmdebstrap", "e2fsprogs"]),
+}
+
+
+def ensure_tool(program: str) -> None:
+    """Install a program the tests use from the distribution's packages when it is
+    missing and we can (root, apt-get); else the tests that need it skip, saying why."""
+    if shutil.which(program):
         return
+    what, packages = TOOLS[program]
     if os.name != "posix" or os.geteuid() != 0 or not shutil.which("apt-get"):
-        print(
-            "bootstrap: no OpenSCAD, nor root and apt-get to install it: the case tests will skip",
-            file=sys.stderr,
-        )
+        print(f"bootstrap: no {program}, nor root and apt-get to install it: {what} will skip",
+              file=sys.stderr)  # fmt: skip
         return
-    print(
-        "bootstrap: installing OpenSCAD for the case tests (apt-get install openscad)",
-        file=sys.stderr,
-    )
+    print(f"bootstrap: installing {program} for {what} (apt-get install {' '.join(packages)})",
+          file=sys.stderr)  # fmt: skip
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    install = ["apt-get", "install", "-y", "-qq", "--no-install-recommends", "openscad"]
+    install = ["apt-get", "install", "-y", "-qq", "--no-install-recommends", *packages]
     # a fresh machine may have no package lists yet: update once, then try again
     for command in (install, ["apt-get", "update", "-qq"], install):
         try:
             done = subprocess.call(command, env=env, stdout=sys.stderr, timeout=900) == 0
         except subprocess.TimeoutExpired:
             done = False
-        if done and shutil.which("openscad"):
+        if done and shutil.which(program):
             return
-    print(
-        "bootstrap: installing OpenSCAD failed (apt-get's message above): the case tests will skip",
-        file=sys.stderr,
-    )
+    print(f"bootstrap: installing {program} failed (apt-get's message above): {what} will skip",
+          file=sys.stderr)  # fmt: skip
 
 
 def main(argv: list[str]) -> int:
@@ -86,7 +93,8 @@ def main(argv: list[str]) -> int:
     what, rest = argv[0], argv[1:]
     python = ensure_venv(EXTRAS | {"hw"} if what == "hardware" else EXTRAS)
     if what == "test":
-        ensure_openscad()
+        for program in TOOLS:
+            ensure_tool(program)
         command = [str(python), "-m", "pytest", *rest]
     elif what == "hardware":
         command = [str(python), str(ROOT / "hardware" / "generate.py"), *rest]

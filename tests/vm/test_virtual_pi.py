@@ -1,0 +1,269 @@
+"""A maker's first evening, on the virtual Pi: install, reboot, check, play, break it,
+reconfigure, shut down. The tests run in this order and share one guest (conftest.py);
+each leaves the guest as the next expects it.
+
+What they prove is what a real kernel, Debian, systemd and polkit say of the firmware,
+its installer and its service; not the Pi's own drivers, timing or electrical behaviour
+(docs/testing.md, "The virtual Pi").
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TypeVar
+
+import pytest
+from frames import showed, shown_i2c, shown_spi
+from PIL import Image
+from virtual_pi import PWMState, VirtualPi
+
+from cityunit.client import Client
+from cityunit.screens import HourScreen
+
+ROOT = Path(__file__).resolve().parents[2]
+GOLDEN = ROOT / "tests" / "golden"
+CONFIG = "/etc/cityunit/config.toml"
+AUCTION, BUILD, POWER, LED, BUZZER = 17, 27, 22, 13, 18  # the default pins
+LED_CHANNEL, BUZZER_CHANNEL = 1, 0  # GPIO13: PWM1, GPIO18: PWM0
+T = TypeVar("T")
+
+
+def until(what: str, check: Callable[[], T | None], within_s: float = 120) -> T:
+    """`check()` once it gives something, tried again at a steady pace until `within_s`:
+    each try is a round trip to the guest, which is what it waits on."""
+    deadline = time.monotonic() + within_s
+    while True:
+        found = check()
+        if found:
+            return found
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {within_s:.0f} s: {what}")
+        time.sleep(0.5)  # the pace of the tries; what is waited for is `check`
+
+
+def main_pid(pi: VirtualPi) -> int:
+    return int(pi.run("systemctl show -p MainPID --value cityunit").stdout)
+
+
+def active(pi: VirtualPi) -> bool:
+    return pi.run("systemctl is-active cityunit", check=False).stdout.strip() == "active"
+
+
+def edit_config(pi: VirtualPi, **values: str) -> None:
+    """Set `key = value` lines of /etc/cityunit/config.toml (each key once in the file)."""
+    for key, value in values.items():
+        section, _, name = key.partition("__")
+        pi.sudo(
+            f"python3 - <<'EOF'\nimport re, pathlib\np = pathlib.Path({CONFIG!r})\n"
+            f"text = p.read_text()\nsection = text.index('[{section}]')\n"
+            f"head, tail = text[:section], text[section:]\n"
+            f"tail, n = re.subn(r'(?m)^{name} *=[^#\\n]*', {f'{name} = {value}   '!r}, tail, 1)\n"
+            f"assert n == 1\np.write_text(head + tail)\nEOF"
+        )
+
+
+@pytest.fixture(scope="module")
+def console(pi: VirtualPi) -> Iterator[Callable[[], Client]]:
+    """The unit's console on the guest's serial port, opened when first asked for (the
+    config names the port only after the installer ran)."""
+    opened: list[Client] = []
+
+    def get() -> Client:
+        if not opened or opened[0].closed:
+            opened[:] = [Client.port(pi.console_url)]
+            opened[0]._sync()
+        return opened[0]
+
+    yield get
+    for client in opened:
+        client.close()
+
+
+def test_the_installer_runs_offline_from_a_clone(pi: VirtualPi) -> None:
+    result = pi.run("cd cityunit && sudo python3 systemd/install.py", timeout=1_200)
+    assert "installed:" in result.stdout, result.stdout + result.stderr
+    packages = pi.run("dpkg-query -W -f='${Status}\\n' python3-lgpio polkitd i2c-tools").stdout
+    assert packages.count("install ok installed") == 3, "apt installed what the Pi lacks"
+    boot = pi.run("cat /boot/firmware/config.txt").stdout
+    assert "dtparam=i2c_arm=on" in boot and "dtparam=i2c_arm_baudrate=400000" in boot
+    assert "dtoverlay=pwm-2chan,pin=18,func=2,pin2=13,func2=4" in boot
+    assert "i2c-dev" in pi.run("cat /etc/modules").stdout
+    groups = pi.run("id -nG cityunit").stdout.split()
+    assert {"gpio", "i2c", "spi", "dialout"} <= set(groups)
+    assert pi.run("test -e /dev/i2c-1", check=False).returncode != 0, (
+        "config.txt takes effect at the next boot, as on a Pi"
+    )
+    # The console on the guest's second serial port, for the tests that follow.
+    edit_config(pi, console__port='"/dev/ttyS1"')
+
+
+def test_after_a_reboot_the_service_plays_on_the_pis_devices(pi: VirtualPi) -> None:
+    pi.reboot()
+    until("the service is active", lambda: active(pi))
+    for device in ("/dev/gpiochip0", "/dev/i2c-1", "/sys/class/pwm/pwmchip0"):
+        pi.run(f"test -e {device}")
+    journal = until("the service said which outputs are on the PWM hardware",
+                    lambda: "PWM hardware for" in (j := pi.journal()) and j)  # fmt: skip
+    assert "unavailable" not in journal and "software PWM" not in journal, journal
+    assert "PWM hardware for buzzer, led" in journal, journal
+    first = [s for s in pi.pwm_states() if s.channel == BUZZER_CHANNEL]
+    assert first, "the service set the buzzer's channel on this boot (a fresh channel)"
+
+
+def test_doctor_is_all_ok_and_says_what_the_service_does(pi: VirtualPi) -> None:
+    result = pi.run("cityunit doctor", check=False)
+    report = result.stdout + result.stderr
+    assert result.returncode == 0, report
+    assert "FAIL" not in report and "warn" not in report, report
+    assert "ssd1306 answers at 0x3C" in report, report
+    assert "PWM" in report and "software" not in report.split("PWM", 1)[1].splitlines()[0], report
+
+
+def led_flashes(states: list[PWMState]) -> list[int]:
+    """The times (ns) the LED's channel went on."""
+    times, on = [], False
+    for state in states:
+        if state.channel != LED_CHANNEL:
+            continue
+        lit = state.enabled and state.duty == state.period
+        if lit and not on:
+            times.append(state.t_ns)
+        on = lit
+    return times
+
+
+def test_a_game_moved_by_gpio_edges(pi: VirtualPi, console: Callable[[], Client]) -> None:
+    unit = console()
+    unit.ok("EVENTS ON")
+    unit.forget_events()
+    pi.line(POWER).drive(False)  # the toggle joins GPIO22 to GND: ON
+    assert unit.wait_for("hour.start", within_ms=60_000)["hour"] == 1
+    until("the glass shows HOUR 1 at 00:00",
+          lambda: showed(shown_i2c(pi.i2c_writes()), HourScreen(1, "00:00")))  # fmt: skip
+
+    pi.sudo("echo > /sys/kernel/debug/vpi-pwm/log")
+    pi.line(AUCTION).tap()
+    unit.wait_for("auction.start", within_ms=30_000)
+    for _ in range(6):
+        unit.wait_for("led", within_ms=30_000, level=1.0)
+    pi.line(AUCTION).tap()
+    assert unit.wait_for("auction.end", within_ms=30_000)["stopped"] is True
+    states = pi.pwm_states()
+    flashes = led_flashes(states)
+    assert len(flashes) >= 5, states
+    gaps = sorted(b - a for a, b in itertools.pairwise(flashes))
+    assert 0.9e9 <= gaps[len(gaps) // 2] <= 1.1e9, f"the LED flashes once a second: {gaps}"
+    tones = {s.period for s in states if s.channel == BUZZER_CHANNEL and s.enabled}
+    assert {round(1e9 / 2637), round(1e9 / 3136)} <= tones, f"the auction's call: {tones}"
+    stopped = Image.open(GOLDEN / "stopped.en.png")
+    until("the glass shows STOPPED", lambda: showed(shown_i2c(pi.i2c_writes()), stopped))
+
+    until("the unit is back in the game", lambda: unit.state()["mode"] == "idle", 60)
+    pi.line(BUILD).tap()
+    permit = unit.wait_for("permit", within_ms=60_000)["value"]
+    golden = Image.open(GOLDEN / f"permit-{permit}.en.png")
+    until(f"the glass shows permit {permit}", lambda: showed(shown_i2c(pi.i2c_writes()), golden))
+
+
+def test_the_hil_suite_passes_against_the_services_console(
+    pi: VirtualPi, console: Callable[[], Client]
+) -> None:
+    console().close()  # the port takes one client at a time
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+         str(ROOT / "tests" / "hil"), "--cityunit-target", pi.console_url],
+        capture_output=True, text=True, timeout=1_200, check=False, cwd=ROOT,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout[-5000:] + result.stderr[-2000:]
+    assert re.search(r"\d+ passed", result.stdout), result.stdout[-2000:]
+
+
+def test_a_reload_takes_a_good_file_and_refuses_a_bad_one(
+    pi: VirtualPi, console: Callable[[], Client]
+) -> None:
+    unit, pid = console(), main_pid(pi)
+    edit_config(pi, game__language='"fr"')
+    pi.sudo("systemctl reload cityunit")
+    until("the reload is in", lambda: unit.settings()["language"] == "fr", 60)
+    pi.sudo(
+        f"cp {CONFIG} /tmp/good.toml && printf '[game]\\nlanguage = 7\\n[pins]\\nled = 99\\n' > {CONFIG}"
+    )
+    pi.sudo("systemctl reload cityunit")
+    until("the refusal, key by key, is in the journal",
+          lambda: "game.language" in (j := pi.journal()) and "pins.led" in j)  # fmt: skip
+    assert active(pi) and main_pid(pi) == pid, "one process all along"
+    assert unit.settings()["language"] == "fr", "the good file's settings stand"
+    pi.sudo(f"cp /tmp/good.toml {CONFIG} && systemctl reload cityunit")
+    unit.set("language", "en")
+
+
+def test_kill_9_restarts_the_service_in_the_same_hour(
+    pi: VirtualPi, console: Callable[[], Client]
+) -> None:
+    unit = console()
+    before, pid = unit.state(), main_pid(pi)
+    assert before["hour"] == 1 and before["power"] == "on"
+    pi.sudo("systemctl kill -s KILL cityunit")
+    until("systemd started it again", lambda: main_pid(pi) not in (0, pid) and active(pi), 120)
+    unit._sync()
+    after = until("the unit answers", lambda: unit.state(), 60)
+    assert after["hour"] == 1 and after["power"] == "on"
+    assert after["hour_elapsed_ms"] >= before["hour_elapsed_ms"], (before, after)
+
+
+def test_a_hung_loop_is_restarted_by_the_watchdog(pi: VirtualPi) -> None:
+    pid = main_pid(pi)
+    pi.sudo("systemctl kill -s STOP cityunit")
+    until("the watchdog restarted it", lambda: main_pid(pi) not in (0, pid) and active(pi), 180)
+    assert "watchdog" in pi.journal().lower()
+
+
+def test_stop_leaves_the_led_and_buzzer_off_and_the_glass_dark(
+    pi: VirtualPi, console: Callable[[], Client]
+) -> None:
+    unit = console()
+    unit._sync()
+    unit.ok("EVENTS ON")
+    pi.line(AUCTION).tap()  # an auction: the LED flashing and the buzzer sounding
+    unit.wait_for("auction.start", within_ms=60_000)
+    unit.wait_for("led", within_ms=30_000, level=1.0)
+    pi.sudo("systemctl stop cityunit")
+    last: dict[int, PWMState] = {}
+    for state in pi.pwm_states():
+        last[state.channel] = state
+    assert not last[LED_CHANNEL].enabled and not last[BUZZER_CHANNEL].enabled, last
+    sets = {line: level for _, line, level in pi.gpio_sets()}
+    assert sets.get(LED, 0) == 0 and sets.get(BUZZER, 0) == 0, sets
+    writes = pi.i2c_writes()
+    assert writes[-1].data == bytes([0x00, 0xAE]), "the last command: display off"
+    pi.sudo("systemctl start cityunit")
+    until("the service is active", lambda: active(pi))
+
+
+def test_the_spi_display_in_a_second_configuration(pi: VirtualPi) -> None:
+    edit_config(pi, display__driver='"ssd1309"', display__interface='"spi"')
+    result = pi.run("cd cityunit && sudo python3 systemd/install.py", timeout=1_200)
+    assert "dtparam=spi=on" in pi.run("cat /boot/firmware/config.txt").stdout, result.stdout
+    pi.reboot()
+    until("the service is active", lambda: active(pi))
+    pi.run("test -c /dev/spidev0.0 && test -c /dev/spidev0.1")
+    pi.line(POWER).drive(False)  # still ON, as the switch is
+    hours = [HourScreen(1, f"{s // 60:02d}:{s % 60:02d}") for s in range(60 * 60)]
+    until(
+        "the SPI glass shows the first hour",
+        lambda: showed(shown_spi(pi.spi_writes(), 24, 25), *hours),
+    )
+    result = pi.run("cityunit doctor", check=False)
+    assert result.returncode == 0 and "spidev0.0" in result.stdout, result.stdout
+
+
+def test_the_safe_shutdown_gesture_powers_the_pi_off(pi: VirtualPi) -> None:
+    pi.line(POWER).drive(True)  # switch OFF
+    pi.line(AUCTION).hold(pi.line(BUILD), ms=7_000)  # both, 5 s and more
+    assert pi.wait_powered_off(300) == 0, "QEMU ends when the guest powers off"

@@ -1,0 +1,350 @@
+"""The virtual Pi, booted: QEMU running the image of guest_image.py, driven from outside.
+
+    python3 tests/vm/virtual_pi.py shell     boot it and log in as `pi` (the guest ends with
+                                          the shell: every change is thrown away)
+
+The guest is reached three ways, as a Pi on a desk is: ssh as `pi` (a Pi OS first user,
+sudo without a password), the unit's console on the guest's second serial port (a TCP
+socket on the host's loopback: pyserial's `socket://`), and the test devices' own files
+(gpio-sim's lines, the recorded I2C, SPI and PWM traffic) read and written over ssh.
+
+Writes go to a throw-away layer over the cached image (QEMU's snapshot=on): they survive
+the guest's reboots, not the end of QEMU. QEMU's pid is in its run folder's qemu.pid; it
+is ended by that pid only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shlex
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from guest_image import Image, build  # noqa: E402
+
+BOOT_S = 600  # generous: under software emulation a boot takes 30-70 s on two cores
+QEMU = "qemu-system-x86_64"
+
+
+def kvm_usable() -> bool:
+    """Whether /dev/kvm runs a stock kernel: not these machines' nested PVM, where QEMU
+    aborts or hangs (CITYUNIT_VM_KVM=1 forces it on, =0 off)."""
+    forced = os.environ.get("CITYUNIT_VM_KVM")
+    if forced is not None:
+        return forced == "1"
+    if not os.access("/dev/kvm", os.R_OK | os.W_OK):
+        return False
+    return not Path("/sys/module/kvm_pvm").exists()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class Line:
+    """One GPIO line of the guest's header (gpio-sim): its level is set from outside as a
+    pull, which is what a button to GND or a switch does to an input with a pull-up."""
+
+    pi: VirtualPi
+    offset: int
+
+    @property
+    def path(self) -> str:
+        return f"{self.pi.gpio_sim}/sim_gpio{self.offset}"
+
+    def drive(self, high: bool) -> None:
+        self.pi.sudo(f"echo pull-{'up' if high else 'down'} > {self.path}/pull")
+
+    def tap(self, ms: int = 150) -> None:
+        """A button's short press: held to GND for `ms`, in one command in the guest (two
+        ssh round trips could add up to a long press). The sleep is the press's length."""
+        self.pi.sudo(
+            f"echo pull-down > {self.path}/pull && sleep {ms / 1000} && echo pull-up > {self.path}/pull"
+        )
+
+    def hold(self, *others: Line, ms: int) -> None:
+        """This line and `others` held to GND together for `ms`, then released."""
+        pulls = [f"{line.path}/pull" for line in (self, *others)]
+        down = " && ".join(f"echo pull-down > {p}" for p in pulls)
+        up = " ; ".join(f"echo pull-up > {p}" for p in pulls)
+        self.pi.sudo(f"{down} && sleep {ms / 1000} ; {up}", check=False)
+
+    def level(self) -> int:
+        return int(self.pi.run(f"cat {self.path}/value").stdout)
+
+
+@dataclass(frozen=True)
+class I2CWrite:
+    t_ns: int
+    addr: int
+    data: bytes
+
+
+@dataclass(frozen=True)
+class SPIWrite:
+    t_ns: int
+    lines: int  # bit N: GPIO N high at the time
+    speed_hz: int
+    cs: int
+    data: bytes
+
+
+@dataclass(frozen=True)
+class PWMState:
+    t_ns: int
+    channel: int
+    period: int
+    duty: int
+    enabled: bool
+
+
+class VirtualPi:
+    """QEMU with the image, its ssh and serial ports on 127.0.0.1: a context manager that
+    boots it (and waits for ssh) and ends it."""
+
+    def __init__(self, image: Image | None = None, run_dir: Path | None = None) -> None:
+        self.image = image or build()
+        self.dir = run_dir or Path(tempfile.mkdtemp(prefix="vpi-run-"))
+        self.ssh_port, self.console_port = free_port(), free_port()
+        self.process: subprocess.Popen[bytes] | None = None
+        self.pidfile = self.dir / "qemu.pid"
+        self.console_log = self.dir / "console.log"
+        self._gpio_sim: str | None = None
+
+    @property
+    def console_url(self) -> str:
+        """The unit's console (the guest's /dev/ttyS1), as a pyserial URL."""
+        return f"socket://127.0.0.1:{self.console_port}"
+
+    def command(self) -> list[str]:
+        accel = ["-accel", "kvm", "-cpu", "host"] if kvm_usable() else [
+            "-accel", "tcg,thread=multi", "-cpu", "max"]  # fmt: skip
+        return [
+            QEMU, *accel, "-M", "q35", "-smp", "2", "-m", "2048",
+            "-display", "none", "-monitor", "none", "-no-user-config", "-nodefaults",
+            "-kernel", str(self.image.kernel), "-initrd", str(self.image.initrd),
+            "-append", "root=/dev/vda rw console=ttyS0,115200 net.ifnames=0 panic=0",
+            "-drive", f"file={self.image.disk},format=raw,if=virtio,snapshot=on",
+            "-netdev", f"user,id=net,hostfwd=tcp:127.0.0.1:{self.ssh_port}-:22",
+            "-device", "virtio-net-pci,netdev=net",
+            "-device", "virtio-rng-pci",
+            "-chardev", f"file,id=console,path={self.console_log}",
+            "-serial", "chardev:console",
+            "-chardev", f"socket,id=uart,host=127.0.0.1,port={self.console_port},server=on,wait=off",
+            "-serial", "chardev:uart",
+            "-pidfile", str(self.pidfile),
+        ]  # fmt: skip
+
+    def __enter__(self) -> VirtualPi:
+        self.boot()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def boot(self) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        log = open(self.dir / "qemu.log", "ab")  # noqa: SIM115 (QEMU keeps it)
+        self.process = subprocess.Popen(self.command(), stdin=subprocess.DEVNULL, stdout=log,
+                                        stderr=subprocess.STDOUT)  # fmt: skip
+        log.close()
+        self.wait_ssh()
+
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def stop(self) -> None:
+        """End QEMU, by the pid we started it with."""
+        if self.process is None:
+            return
+        if self.process.poll() is None:
+            os.kill(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                os.kill(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+        self.pidfile.unlink(missing_ok=True)
+
+    def wait_powered_off(self, timeout: float = 300) -> int:
+        assert self.process is not None
+        return self.process.wait(timeout)
+
+    # ----- ssh ---------------------------------------------------------------------
+
+    def ssh_command(self, *extra: str) -> list[str]:
+        return [
+            "ssh", "-i", str(self.image.key), "-p", str(self.ssh_port),
+            "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
+            "-o", "LogLevel=ERROR", "-o", "BatchMode=yes", "-o", "ConnectTimeout=10",
+            "-o", "ServerAliveInterval=10", *extra, "pi@127.0.0.1",
+        ]  # fmt: skip
+
+    def run(
+        self, command: str, check: bool = True, timeout: float = 300, input: bytes | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        """A shell command in the guest, as `pi`."""
+        result = subprocess.run(
+            [*self.ssh_command(), command], input=input.decode() if input else None,
+            capture_output=True, text=True, timeout=timeout, check=False,
+        )  # fmt: skip
+        if check and result.returncode != 0:
+            raise AssertionError(
+                f"in the guest: {command!r} exited {result.returncode}\n"
+                f"{result.stdout[-3000:]}{result.stderr[-3000:]}"
+            )
+        return result
+
+    def sudo(self, command: str, **kw: object) -> subprocess.CompletedProcess[str]:
+        return self.run(f"sudo sh -c {shlex.quote(command)}", **kw)  # type: ignore[arg-type]
+
+    def read_bytes(self, path: str) -> bytes:
+        result = subprocess.run([*self.ssh_command(), f"sudo cat {shlex.quote(path)}"],
+                                capture_output=True, timeout=300, check=True)  # fmt: skip
+        return result.stdout
+
+    def put(self, files: dict[str, bytes], into: str) -> None:
+        """Files (relative name -> content) written under `into`, owned by pi."""
+        import io
+        import tarfile
+
+        buffer = io.BytesIO()
+        with tarfile.open(fileobj=buffer, mode="w") as tar:
+            for name, data in files.items():
+                info = tarfile.TarInfo(name)
+                info.size, info.mode = len(data), 0o755 if name.endswith(".py") else 0o644
+                tar.addfile(info, io.BytesIO(data))
+        subprocess.run([*self.ssh_command(), f"mkdir -p {into} && tar -x -C {into}"],
+                       input=buffer.getvalue(), capture_output=True, timeout=300, check=True)  # fmt: skip
+
+    def wait_ssh(self, timeout: float = BOOT_S) -> None:
+        """Until `pi` can log in: each try is a connection with its own timeout."""
+        deadline = time.monotonic() + timeout
+        while True:
+            if not self.running():
+                raise AssertionError(f"QEMU ended while booting: see {self.dir}")
+            done = subprocess.run([*self.ssh_command(), "true"], capture_output=True,
+                                  timeout=60, check=False)  # fmt: skip
+            if done.returncode == 0:
+                return
+            if time.monotonic() > deadline:
+                raise AssertionError(f"no ssh after {timeout:.0f} s: see {self.console_log}")
+            time.sleep(1)  # a retry's pace, not a wait for behaviour: the next try waits
+
+    def boot_id(self) -> str:
+        return self.run("cat /proc/sys/kernel/random/boot_id").stdout.strip()
+
+    def reboot(self) -> None:
+        before = self.boot_id()
+        self.sudo("systemctl reboot", check=False)
+        deadline = time.monotonic() + BOOT_S
+        while True:
+            with contextlib.suppress(AssertionError, subprocess.TimeoutExpired):
+                self.wait_ssh(timeout=max(1.0, deadline - time.monotonic()))
+                if self.boot_id() != before:
+                    break
+            if time.monotonic() > deadline:
+                raise AssertionError("the guest did not come back from its reboot")
+        self._gpio_sim = None
+
+    # ----- the test devices --------------------------------------------------------
+
+    @property
+    def gpio_sim(self) -> str:
+        """gpio-sim's sysfs folder for the header's chip."""
+        if self._gpio_sim is None:
+            text = self.run("cat /run/vpi/firmware.log").stdout
+            match = re.search(r"^gpio-sim (\S+) (\S+)$", text, re.M)
+            assert match, f"the firmware stand-in made no gpio-sim chip:\n{text}"
+            self._gpio_sim = f"/sys/devices/platform/{match[1]}/{match[2]}"
+        return self._gpio_sim
+
+    def line(self, gpio: int) -> Line:
+        return Line(self, gpio)
+
+    def i2c_writes(self) -> list[I2CWrite]:
+        raw, out, at = self.read_bytes("/sys/kernel/debug/vpi-i2c-1/log"), [], 0
+        while at < len(raw):
+            t_ns, addr, _flags, n = struct.unpack_from("<QHHI", raw, at)
+            at += 16
+            out.append(I2CWrite(t_ns, addr, raw[at : at + n]))
+            at += n
+        return out
+
+    def spi_writes(self) -> list[SPIWrite]:
+        raw, out, at = self.read_bytes("/sys/kernel/debug/vpi-spi-0/log"), [], 0
+        while at < len(raw):
+            t_ns, lines, speed, cs, n = struct.unpack_from("<QQIB3xI", raw, at)
+            at += 28
+            out.append(SPIWrite(t_ns, lines, speed, cs, raw[at : at + n]))
+            at += n
+        return out
+
+    def pwm_states(self) -> list[PWMState]:
+        text = self.read_bytes("/sys/kernel/debug/vpi-pwm/log").decode()
+        out = []
+        for row in text.splitlines():
+            t, ch, period, duty, _polarity, enabled = map(int, row.split())
+            out.append(PWMState(t, ch, period, duty, bool(enabled)))
+        return out
+
+    def gpio_sets(self) -> list[tuple[int, int, int]]:
+        """(t_ns, BCM line, level) of every output set, from the kernel's gpio_value
+        trace events (the monotonic clock)."""
+        chips = self.read_bytes("/sys/kernel/debug/gpio").decode()
+        found = re.search(r"GPIOs (\d+)-\d+, parent: platform/gpio-sim", chips)
+        assert found, chips
+        base = int(found[1])
+        text = self.read_bytes("/sys/kernel/tracing/trace").decode()
+        out = []
+        for match in re.finditer(r"(\d+\.\d+): gpio_value: (\d+) set (\d+)", text):
+            t, gpio, value = match.groups()
+            out.append((round(float(t) * 1e9), int(gpio) - base, int(value)))
+        return out
+
+    def monotonic_ns(self) -> int:
+        """The guest's CLOCK_MONOTONIC now, as the records' times are."""
+        return int(self.run("python3 -c 'import time; print(time.monotonic_ns())'").stdout)
+
+    def journal(self, unit: str = "cityunit") -> str:
+        """What `unit` logged since this boot."""
+        return self.sudo(f"journalctl -q -b -o cat -u {unit} --no-pager").stdout
+
+
+@contextlib.contextmanager
+def booted() -> Iterator[VirtualPi]:
+    with VirtualPi() as pi:
+        yield pi
+
+
+def main(argv: list[str]) -> int:
+    if argv != ["shell"]:
+        print(__doc__, file=sys.stderr)
+        return 2
+    with booted() as pi:
+        print(
+            f"virtual Pi up: ssh -p {pi.ssh_port} -i {pi.image.key} pi@127.0.0.1; "
+            f"the unit's console: {pi.console_url}; logs in {pi.dir}",
+            file=sys.stderr,
+        )
+        return subprocess.call(pi.ssh_command("-t"))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
