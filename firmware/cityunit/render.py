@@ -35,8 +35,11 @@ FONTS = Path(__file__).with_name("fonts")
 
 @cache
 def font(size: int, condensed: bool = False) -> ImageFont.FreeTypeFont:
+    """Laid out by FreeType alone (BASIC): Pillow's other layout, RAQM, is used only where
+    the system has libfribidi, which Pi OS Lite lacks, and spaces letters differently; so
+    the same firmware would draw other pixels on another machine."""
     name = "DejaVuSansCondensed-Bold.ttf" if condensed else "DejaVuSans-Bold.ttf"
-    return ImageFont.truetype(str(FONTS / name), size)
+    return ImageFont.truetype(str(FONTS / name), size, layout_engine=ImageFont.Layout.BASIC)
 
 
 def _canvas() -> tuple[Image.Image, ImageDraw.ImageDraw]:
