@@ -49,3 +49,31 @@ def test_fresh_forgets_the_events_and_goes_back_to_power_on() -> None:
         events = unit.iter_events(timeout_s=0.2)
         unit.switch(True)
         assert [e["event"] for e in events][:2] == ["power", "hour.start"]
+
+
+def test_a_socket_client_closes_without_a_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
+    """socket:// (the virtual Pi's console) drops its socket on close, under the reader."""
+    import socket
+    import threading
+
+    replies = {
+        b"HELP": b"OK PING HELP",
+        b"EVENTS ON": b"OK",
+        b"STATE": b'OK {"clock":"real","t_ms":0}',
+    }
+
+    def unit(server: socket.socket) -> None:
+        peer, _ = server.accept()
+        with peer, peer.makefile("rb") as lines:
+            for line in lines:
+                if line.strip() in replies:
+                    peer.sendall(replies[line.strip()] + b"\n")
+
+    failures: list[object] = []
+    monkeypatch.setattr(threading, "excepthook", failures.append)
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        threading.Thread(target=unit, args=(server,), daemon=True).start()
+        client = Client.port(f"socket://127.0.0.1:{server.getsockname()[1]}")
+        client.close()
+        client._reading.join(5)
+    assert not client._reading.is_alive() and failures == []

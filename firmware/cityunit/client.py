@@ -55,7 +55,8 @@ class Client:
         self.event_lines: list[str] = []  # the same, as the lines that carried them
         self._waited: set[int] = set()  # the events `wait_for` returned already
         self.closed = False
-        threading.Thread(target=self._reader, args=(read,), daemon=True).start()
+        self._reading = threading.Thread(target=self._reader, args=(read,), daemon=True)
+        self._reading.start()
         try:
             self._sync()
             self.ok("EVENTS ON")
@@ -112,7 +113,9 @@ class Client:
         def read() -> bytes:
             try:
                 return bytes(link.read(max(1, link.in_waiting)))
-            except (serial.SerialException, OSError, TypeError):  # closed under it
+            # Closed under it: a port's handle goes (TypeError), socket:// sets its
+            # socket to None (AttributeError).
+            except (serial.SerialException, OSError, TypeError, AttributeError):
                 return b""
 
         return cls(link.write, read, link.close)
