@@ -13,17 +13,26 @@ from pathlib import Path
 
 import pytest
 
+from cityunit.client import Client
 from fakes import cable, run_unit, simulator_pty
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_the_hil_suite_passes_against_cityunit_run_over_a_serial_port(tmp_path: Path) -> None:
+@pytest.mark.parametrize("in_play", [False, True], ids=["off", "in-play"])
+def test_the_hil_suite_passes_against_cityunit_run_over_a_serial_port(
+    tmp_path: Path, in_play: bool
+) -> None:
+    """Also against a unit in play (found on the virtual Pi): each test then starts by
+    switching it OFF, and the still-on notice shows."""
     unit_end, tester_end = cable()
     config = tmp_path / "config.toml"
     config.write_text(f'[display]\ndriver = "none"\n[console]\nport = "{unit_end}"\n')
     unit = run_unit(config)
     try:
+        if in_play:
+            with Client.port(tester_end) as player:
+                player.switch(True)
         suite = subprocess.run(
             [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/hil",
              "--cityunit-target", tester_end],
