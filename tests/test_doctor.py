@@ -53,6 +53,7 @@ def doctor(tmp_path: Path, dev: Path, bus=None, service="active", config: str = 
     return Doctor(
         path, dev=dev, open_bus=lambda port: bus or Bus({0x3C}), systemctl=systemctl,
         pin_factory=kw.get("factory") or mock_factory(), pwm_root=pwm,
+        service_log=lambda: kw.get("service_log", ""),
         device_tree=tmp_path / "no-device-tree",
     )  # fmt: skip
 
@@ -185,6 +186,46 @@ def test_a_running_service_holds_the_channels_and_doctor_claims_nothing(
     assert "the buzzer (GPIO18, pwmchip0 channel 0) and the led" in report(d)
     assert "held by the running service; `journalctl -u cityunit -g PWM`" in report(d)
     assert kernel.applied == {} and kernel.refused == [], "the service's channels untouched"
+
+
+START = "INFO cityunit: cityunit 0.1.0 running (/etc/cityunit/config.toml); PWM hardware for "
+
+
+@pytest.mark.parametrize(
+    ("log", "level", "said"),
+    [
+        (
+            START + "buzzer, led",
+            OK,
+            "hardware for the buzzer (GPIO18, pwmchip0 channel 0) and the led (GPIO13, pwmchip0 channel 1) (the running service)",
+        ),
+        (
+            START + "none: software PWM",
+            WARN,
+            "the running service plays the buzzer (GPIO18, pwmchip0 channel 0) and the led (GPIO13, pwmchip0 channel 1) in software",
+        ),
+        (
+            START
+            + "buzzer, led\nWARNING cityunit.parts: buzzer: hardware PWM failed (x): software PWM from now on",
+            WARN,
+            "plays the buzzer (GPIO18, pwmchip0 channel 0) in software",
+        ),
+        (
+            START + "none: software PWM\n" + START + "buzzer, led",
+            OK,
+            "hardware for the buzzer",
+        ),  # the latest start counts
+    ],
+)
+def test_with_the_service_running_doctor_says_what_its_log_says(
+    tmp_path: Path, kernel: KernelPWM, log: str, level: str, said: str
+) -> None:
+    """Found on the virtual Pi: doctor said hardware while the service had fallen back."""
+    d = doctor(tmp_path, machine(tmp_path), service_log=log)
+    d.run()
+    assert level in [f.level for f in d.findings if f.what == "PWM"], report(d)
+    assert said in report(d), report(d)
+    assert kernel.applied == {}, "the service's channels untouched"
 
 
 def test_without_the_overlay_doctor_says_what_to_add(tmp_path: Path) -> None:

@@ -36,6 +36,33 @@ def _systemctl(*args: str) -> str:
     return result.stdout.strip() or "unknown"
 
 
+def _service_log() -> str:
+    """What the running service said of its PWM since this boot (it logs which outputs
+    got the hardware when it starts, and any that fell back later); "" if unreadable."""
+    try:
+        result = subprocess.run(
+            ["journalctl", "-b", "-u", "cityunit.service", "-o", "cat", "--no-pager", "-q",
+             "-g", "PWM hardware for|hardware PWM failed"],
+            capture_output=True, text=True, timeout=10, check=False,
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return result.stdout
+
+
+def on_hardware(log: str) -> set[str] | None:
+    """The parts the service's latest start put on the PWM hardware and kept there, from
+    its log; None when the log says nothing of it."""
+    parts: set[str] | None = None
+    for line in log.splitlines():
+        if "PWM hardware for " in line:
+            listed = line.rsplit("PWM hardware for ", 1)[1].strip()
+            parts = set() if listed.startswith("none") else set(listed.split(", "))
+        elif parts is not None and ": hardware PWM failed" in line:
+            parts.discard(line.split(": hardware PWM failed")[0].split()[-1])
+    return parts
+
+
 def _open_bus(port: int) -> Any:
     import smbus2
 
@@ -48,6 +75,7 @@ class Doctor:
     dev: Path = Path("/dev")
     open_bus: Callable[[int], Any] = _open_bus
     systemctl: Callable[..., str] = _systemctl
+    service_log: Callable[[], str] = _service_log
     pin_factory: Any = None
     pwm_root: Path = Path("/sys/class/pwm")
     device_tree: Path = Path("/proc/device-tree")
@@ -137,7 +165,8 @@ class Doctor:
 
         line = pwm.overlay(config.pins.buzzer, config.pins.led)
         overlay = f"`{line}` in config.txt (the installer adds it), then reboot" if line else ""
-        hardware, held, software, fixes = [], [], [], []
+        hardware, software, fixes = [], [], []
+        held: dict[str, str] = {}
         for part, found in pwm_plan(config, self.pwm_root, self.device_tree).items():
             if not isinstance(found, tuple):
                 software.append(f"the {part}: {found}")
@@ -146,7 +175,7 @@ class Doctor:
             gpio = getattr(config.pins, part)
             name = f"the {part} (GPIO{gpio}, {found[0].name} channel {found[1]})"
             if service_active:
-                held.append(name)
+                held[part] = name
                 continue
             try:
                 _probe(part, found)
@@ -160,10 +189,24 @@ class Doctor:
             fix = "".join(f"; {f}" for f in dict.fromkeys(fixes) if f) * (level == WARN)
             self.say(level, "PWM", "software for " + "; ".join(software) + fix)
         if held:
-            self.say(OK, "PWM", " and ".join(held) + ": held by the running service; "
-                     "`journalctl -u cityunit -g PWM` says hardware or software")  # fmt: skip
+            self.say_held(held)
         if hardware:
             self.say(OK, "PWM", "hardware for " + " and ".join(hardware))
+
+    def say_held(self, held: dict[str, str]) -> None:
+        """The channels the running service holds: what its own log says it plays them on."""
+        said = on_hardware(self.service_log())
+        if said is None:
+            self.say(OK, "PWM", " and ".join(held.values()) + ": held by the running service; "
+                     "`journalctl -u cityunit -g PWM` says hardware or software")  # fmt: skip
+            return
+        fell = [name for part, name in held.items() if part not in said]
+        if fell:
+            self.say(WARN, "PWM", "the running service plays " + " and ".join(fell) + " in "
+                     "software: see `journalctl -u cityunit -g PWM` for why")  # fmt: skip
+        kept = [name for part, name in held.items() if part in said]
+        if kept:
+            self.say(OK, "PWM", "hardware for " + " and ".join(kept) + " (the running service)")
 
     def check_i2c(self, config: Config) -> None:
         port, address = config.parts.i2c_port, config.parts.i2c_address
