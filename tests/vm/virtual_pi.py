@@ -69,7 +69,8 @@ class Line:
         return f"{self.pi.gpio_sim}/sim_gpio{self.offset}"
 
     def drive(self, high: bool) -> None:
-        self.pi.sudo(f"echo pull-{'up' if high else 'down'} > {self.path}/pull")
+        """A switch's position: kept across reboots, as a real switch keeps it."""
+        self.pi.sudo(f"vpi-line {self.offset} {'high' if high else 'low'}")
 
     def tap(self, ms: int = 150) -> None:
         """A button's short press: held to GND for `ms`, in one command in the guest (two
