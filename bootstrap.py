@@ -56,6 +56,7 @@ TOOLS = {
         ["qemu-system-x86", "qemu-system-data", "seabios", "ipxe-qemu"],
     ),
     "mmdebstrap": ("the virtual Pi's image", ["mmdebstrap", "e2fsprogs"]),
+    "ssh": ("the virtual Pi (its ssh client)", ["openssh-client"]),
 }
 
 

@@ -42,20 +42,19 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def unavailable() -> str | None:
     """Why the virtual Pi cannot run here, or None."""
-    if os.environ.get("CITYUNIT_VM") != "1":  # work in progress: opt in
-        return "the virtual Pi runs with CITYUNIT_VM=1"
     if sys.platform != "linux":
         return "the virtual Pi needs Linux"
-    if shutil.which(QEMU) is None:
-        return f"no {QEMU} (bootstrap.py installs it where it is root with apt-get)"
+    for tool in (QEMU, "ssh", "ssh-keygen"):
+        if shutil.which(tool) is None:
+            return f"no {tool} (bootstrap.py installs it where it is root with apt-get)"
     if not Image(cache_root() / key()).ready:
         return missing_tools()
     return None
 
 
-def clone() -> dict[str, bytes]:
-    """The checkout as a clone has it: the files git tracks, as they are now (the
-    changes not yet committed included, so a test run tries what is on disk)."""
+def clone() -> dict[str, tuple[bytes, int]]:
+    """The checkout as a clone has it: the files git tracks (and new ones it does not
+    ignore), as they are now, with git's modes: a test run tries what is on disk."""
     listed = subprocess.run(
         ["git", "-C", str(ROOT), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
         capture_output=True, check=True,
@@ -64,7 +63,7 @@ def clone() -> dict[str, bytes]:
     for name in filter(None, listed):
         path = ROOT / name.decode()
         if path.is_file() and not path.is_symlink():
-            files[name.decode()] = path.read_bytes()
+            files[name.decode()] = (path.read_bytes(), 0o755 if os.access(path, os.X_OK) else 0o644)
     return files
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -28,6 +29,8 @@ from typing import TextIO
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 GUEST = HERE / "guest"
+INSTALLER = ROOT / "systemd" / "install.py"
+GUEST_PYTHON = (3, 11)  # bookworm's, as Raspberry Pi OS Bookworm's
 SUITE = "bookworm"
 MIRRORS = (
     f"deb http://deb.debian.org/debian {SUITE} main",
@@ -79,24 +82,36 @@ class Image:
 def key() -> str:
     """A digest of every input of the image that lives in this checkout."""
     digest = hashlib.sha256()
-    inputs = [Path(__file__), ROOT / "pyproject.toml", *sorted(GUEST.rglob("*"))]
+    inputs = [Path(__file__), ROOT / "pyproject.toml", INSTALLER, *sorted(GUEST.rglob("*"))]
     for path in inputs:
         if path.is_file():
             digest.update(str(path.relative_to(ROOT)).encode() + b"\0")
             digest.update(path.read_bytes() + b"\0")
             digest.update(b"x" if os.access(path, os.X_OK) else b"-")
-    digest.update(repr((SUITE, MIRRORS, PACKAGES, SIZE)).encode())
+    digest.update(repr((SUITE, MIRRORS, PACKAGES, SIZE, sys.version_info[:2])).encode())
     return digest.hexdigest()[:16]
 
 
 def missing_tools() -> str | None:
     """Why this machine cannot build the image, or None."""
+    if sys.version_info[:2] != GUEST_PYTHON:
+        return (f"the virtual Pi's wheels are made by this Python for the guest's "
+                f"{'.'.join(map(str, GUEST_PYTHON))}: run it with Python 3.11")  # fmt: skip
     if os.geteuid() != 0:
         return "building the virtual Pi's image needs root (mmdebstrap in root mode)"
-    for tool in ("mmdebstrap", "mke2fs"):
+    for tool in ("mmdebstrap", "mke2fs", "ssh-keygen"):
         if shutil.which(tool) is None:
             return f"building the virtual Pi's image needs {tool} (apt-get install mmdebstrap e2fsprogs)"
     return None
+
+
+def installer_packages() -> list[str]:
+    """What systemd/install.py asks apt for, less the stand-in made here (python3-lgpio)."""
+    source = INSTALLER.read_text()
+    found = re.search(r"^APT = \((.*?)\)", source, re.M | re.S)
+    assert found, "systemd/install.py has no APT = (...) line"
+    names = re.findall(r'"([^"]+)"', found[1])
+    return [name for name in names if name != "python3-lgpio"]
 
 
 def wheelhouse(into: Path, out: TextIO) -> None:
@@ -123,7 +138,8 @@ def build(log: Path | None = None) -> Image:
     if why:
         raise RuntimeError(why)
     for stale in cache_root().glob("*"):  # one image at a time (~1.5 GB), no half-built one
-        shutil.rmtree(stale, ignore_errors=True)
+        if re.fullmatch(r"[0-9a-f]{16}|vpi-build-.*", stale.name) and stale.is_dir():
+            shutil.rmtree(stale, ignore_errors=True)
     image.folder.mkdir(parents=True)
     out = open(log or image.folder / "build.log", "w")  # noqa: SIM115 (closed below)
     try:
@@ -142,6 +158,7 @@ def _build(image: Image, work: Path, out: TextIO) -> None:
 
     wheels = work / "wheels"
     wheelhouse(wheels, out)
+    (work / "apt-packages").write_text(" ".join(installer_packages()) + "\n")
     run("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "vpi", "-f", image.key)
     tree = work / "root"
     run(
@@ -152,6 +169,7 @@ def _build(image: Image, work: Path, out: TextIO) -> None:
         f"--customize-hook=sync-in {GUEST} /usr/src/vpi",
         f"--customize-hook=sync-in {wheels} /opt/vpi/wheels",
         f"--customize-hook=copy-in {image.key}.pub /tmp",
+        f"--customize-hook=copy-in {work / 'apt-packages'} /usr/src/vpi",
         '--customize-hook=chroot "$1" sh /usr/src/vpi/build.sh',
         SUITE, tree, *MIRRORS,
     )  # fmt: skip

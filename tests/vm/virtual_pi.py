@@ -9,8 +9,9 @@ socket on the host's loopback: pyserial's `socket://`), and the test devices' ow
 (gpio-sim's lines, the recorded I2C, SPI and PWM traffic) read and written over ssh.
 
 Writes go to a throw-away layer over the cached image (QEMU's snapshot=on): they survive
-the guest's reboots, not the end of QEMU. QEMU's pid is in its run folder's qemu.pid; it
-is ended by that pid only.
+the guest's reboots, not the end of QEMU. QEMU's pid is in its run folder's qemu.pid
+(-pidfile), for whoever must end it from outside; this module ends the process it
+started, by its pid.
 """
 
 from __future__ import annotations
@@ -50,10 +51,13 @@ def kvm_usable() -> bool:
     return not Path("/sys/module/kvm_pvm").exists()
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+def free_ports(n: int) -> list[int]:
+    """`n` distinct ports free on the loopback now (held together while chosen)."""
+    with contextlib.ExitStack() as stack:
+        sockets = [stack.enter_context(socket.socket()) for _ in range(n)]
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [int(s.getsockname()[1]) for s in sockets]
 
 
 @dataclass
@@ -85,9 +89,6 @@ class Line:
         down = " && ".join(f"echo pull-down > {p}" for p in pulls)
         up = " ; ".join(f"echo pull-up > {p}" for p in pulls)
         self.pi.sudo(f"{down} && sleep {ms / 1000} ; {up}", check=False)
-
-    def level(self) -> int:
-        return int(self.pi.run(f"cat {self.path}/value").stdout)
 
 
 @dataclass(frozen=True)
@@ -122,7 +123,7 @@ class VirtualPi:
     def __init__(self, image: Image | None = None, run_dir: Path | None = None) -> None:
         self.image = image or build()
         self.dir = run_dir or Path(tempfile.mkdtemp(prefix="vpi-run-"))
-        self.ssh_port, self.console_port = free_port(), free_port()
+        self.ssh_port, self.console_port = free_ports(2)
         self.process: subprocess.Popen[bytes] | None = None
         self.pidfile = self.dir / "qemu.pid"
         self.console_log = self.dir / "console.log"
@@ -153,7 +154,11 @@ class VirtualPi:
         ]  # fmt: skip
 
     def __enter__(self) -> VirtualPi:
-        self.boot()
+        try:
+            self.boot()
+        except BaseException:
+            self.stop()
+            raise
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -220,16 +225,16 @@ class VirtualPi:
                                 capture_output=True, timeout=300, check=True)  # fmt: skip
         return result.stdout
 
-    def put(self, files: dict[str, bytes], into: str) -> None:
-        """Files (relative name -> content) written under `into`, owned by pi."""
+    def put(self, files: dict[str, tuple[bytes, int]], into: str) -> None:
+        """Files (relative name -> content and mode) written under `into`, owned by pi."""
         import io
         import tarfile
 
-        buffer = io.BytesIO()
+        buffer, now = io.BytesIO(), time.time()
         with tarfile.open(fileobj=buffer, mode="w") as tar:
-            for name, data in files.items():
+            for name, (data, mode) in files.items():
                 info = tarfile.TarInfo(name)
-                info.size, info.mode = len(data), 0o755 if name.endswith(".py") else 0o644
+                info.size, info.mode, info.mtime = len(data), mode, now
                 tar.addfile(info, io.BytesIO(data))
         subprocess.run([*self.ssh_command(), f"mkdir -p {into} && tar -x -C {into}"],
                        input=buffer.getvalue(), capture_output=True, timeout=300, check=True)  # fmt: skip
@@ -256,6 +261,8 @@ class VirtualPi:
         self.sudo("systemctl reboot", check=False)
         deadline = time.monotonic() + BOOT_S
         while True:
+            if not self.running():
+                raise AssertionError(f"QEMU ended during the reboot: see {self.dir}")
             with contextlib.suppress(AssertionError, subprocess.TimeoutExpired):
                 self.wait_ssh(timeout=max(1.0, deadline - time.monotonic()))
                 if self.boot_id() != before:
@@ -279,8 +286,15 @@ class VirtualPi:
     def line(self, gpio: int) -> Line:
         return Line(self, gpio)
 
+    def recorded(self, device: str) -> bytes:
+        """A test device's record, whole: none of it may have been dropped at its cap."""
+        raw = self.read_bytes(f"/sys/kernel/debug/{device}/log")
+        dropped = self.read_bytes(f"/sys/kernel/debug/{device}/dropped").strip()
+        assert dropped == b"0", f"{device} dropped {dropped.decode()} records at its cap"
+        return raw
+
     def i2c_writes(self) -> list[I2CWrite]:
-        raw, out, at = self.read_bytes("/sys/kernel/debug/vpi-i2c-1/log"), [], 0
+        raw, out, at = self.recorded("vpi-i2c-1"), [], 0
         while at < len(raw):
             t_ns, addr, _flags, n = struct.unpack_from("<QHHI", raw, at)
             at += 16
@@ -289,7 +303,7 @@ class VirtualPi:
         return out
 
     def spi_writes(self) -> list[SPIWrite]:
-        raw, out, at = self.read_bytes("/sys/kernel/debug/vpi-spi-0/log"), [], 0
+        raw, out, at = self.recorded("vpi-spi-0"), [], 0
         while at < len(raw):
             t_ns, lines, speed, cs, n = struct.unpack_from("<QQIB3xI", raw, at)
             at += 28
@@ -298,7 +312,7 @@ class VirtualPi:
         return out
 
     def pwm_states(self) -> list[PWMState]:
-        text = self.read_bytes("/sys/kernel/debug/vpi-pwm/log").decode()
+        text = self.recorded("vpi-pwm").decode()
         out = []
         for row in text.splitlines():
             t, ch, period, duty, _polarity, enabled = map(int, row.split())
@@ -318,10 +332,6 @@ class VirtualPi:
             t, gpio, value = match.groups()
             out.append((round(float(t) * 1e9), int(gpio) - base, int(value)))
         return out
-
-    def monotonic_ns(self) -> int:
-        """The guest's CLOCK_MONOTONIC now, as the records' times are."""
-        return int(self.run("python3 -c 'import time; print(time.monotonic_ns())'").stdout)
 
     def journal(self, unit: str = "cityunit") -> str:
         """What `unit` logged since this boot."""

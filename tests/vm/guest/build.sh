@@ -1,5 +1,5 @@
 #!/bin/sh
-# Runs inside the guest's root file system while tests/vm/image.py builds it (a chroot of
+# Runs inside the guest's root file system while tests/vm/guest_image.py builds it (a chroot of
 # mmdebstrap's): the test devices against the guest's own kernel headers, the offline
 # package sources the installer will use, and the Pi OS stand-ins' users and services.
 set -eu
@@ -67,7 +67,8 @@ CONTROL
 # The installer's apt-get runs offline: a local repository with what it will ask for,
 # and what that needs beyond what is installed (as on a Pi OS Lite image).
 mkdir -p /opt/vpi/apt
-apt-get install -y -q --download-only python3-venv python3-pip i2c-tools polkitd >/dev/null
+# shellcheck disable=SC2046 # the names, one word each
+apt-get install -y -q --download-only $(cat /usr/src/vpi/apt-packages) >/dev/null
 mv /var/cache/apt/archives/*.deb /opt/vpi/apt/
 dpkg-deb --root-owner-group -b "$PKG" /opt/vpi/apt/ >/dev/null
 rm -r "$PKG"

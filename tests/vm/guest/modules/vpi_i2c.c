@@ -26,7 +26,7 @@ static uint baudrate = 100000;
 module_param(baudrate, uint, 0444);
 MODULE_PARM_DESC(baudrate, "the bus speed config.txt asked for (recorded, not timed)");
 
-static struct vpi_log log;
+static struct vpi_log sent;
 static struct dentry *dir;
 
 struct record {
@@ -64,7 +64,7 @@ static int xfer(struct i2c_adapter *adap, struct i2c_msg *msgs, int num)
 		if (msg->flags & I2C_M_RD)
 			memset(msg->buf, 0, msg->len);
 		else
-			vpi_log_add(&log, &head, sizeof(head), msg->buf, msg->len);
+			vpi_log_add(&sent, &head, sizeof(head), msg->buf, msg->len);
 	}
 	return num;
 }
@@ -90,13 +90,13 @@ static int __init vpi_i2c_init(void)
 {
 	int ret;
 
-	vpi_log_init(&log);
+	vpi_log_init(&sent);
 	ret = i2c_add_numbered_adapter(&adapter);
 	if (ret)
 		return ret;
 	dir = debugfs_create_dir("vpi-i2c-1", NULL);
-	debugfs_create_file("log", 0600, dir, &log, &vpi_log_fops);
-	debugfs_create_u64("dropped", 0400, dir, &log.dropped);
+	debugfs_create_file("log", 0600, dir, &sent, &vpi_log_fops);
+	debugfs_create_u64("dropped", 0400, dir, &sent.dropped);
 	return 0;
 }
 
@@ -104,7 +104,7 @@ static void __exit vpi_i2c_exit(void)
 {
 	debugfs_remove_recursive(dir);
 	i2c_del_adapter(&adapter);
-	vpi_log_free(&log);
+	vpi_log_free(&sent);
 }
 
 module_init(vpi_i2c_init);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * What a stand-in device was sent, kept for the test to read: one growing buffer per
- * device, read whole from a debugfs file (writing anything to the file empties it).
+ * device, read whole from a debugfs file (writing anything to the file empties it and
+ * sets its `dropped` count back to 0).
  * Capped so a runaway writer cannot eat the guest's memory: past the cap, records are
  * counted in `dropped` rather than kept.
  */
@@ -84,6 +85,7 @@ static inline ssize_t vpi_log_clear(struct file *file, const char __user *ubuf,
 
 	mutex_lock(&log->lock);
 	log->len = 0;
+	log->dropped = 0;
 	mutex_unlock(&log->lock);
 	return count;
 }

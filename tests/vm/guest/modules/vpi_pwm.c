@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Stand-in for the Pi 0-4's PWM block (pwm-bcm2835) once the pwm-2chan overlay is on:
- * two channels on a device named as the Pi's, /sys/devices/platform/soc/fe20c000.pwm, so
- * /sys/class/pwm/pwmchip0/device leads where it leads on a Pi (and where the service's
- * ReadWritePaths= allows).
+ * Stand-in for the Pi Zero 2 W's PWM block (pwm-bcm2835, as on every Pi 0-4) once the
+ * pwm-2chan overlay is on: two channels on a device named as the Zero 2 W's,
+ * /sys/devices/platform/soc/3f20c000.pwm, so /sys/class/pwm/pwmchip0/device leads
+ * where it leads on that Pi (and where the service's ReadWritePaths= allows).
  *
  * The rules are the kernel's own: the PWM core refuses a period of 0 and a duty cycle
  * above the period (a fresh channel has period 0, and no .get_state reads one back, as
@@ -26,7 +26,7 @@
 static ulong clock_hz = 10000000; /* what the Pi's device tree sets the PWM clock to */
 module_param(clock_hz, ulong, 0444);
 
-static struct vpi_log log;
+static struct vpi_log sent;
 static struct dentry *dir;
 static struct platform_device *soc, *pdev;
 static struct pwm_chip chip;
@@ -45,7 +45,7 @@ static int apply(struct pwm_chip *chip, struct pwm_device *pwm, const struct pwm
 	n = scnprintf(line, sizeof(line), "%llu %u %llu %llu %d %d\n", ktime_get_ns(),
 		      pwm->hwpwm, state->period, state->duty_cycle, state->polarity,
 		      state->enabled);
-	vpi_log_add(&log, line, n, NULL, 0);
+	vpi_log_add(&sent, line, n, NULL, 0);
 	return 0;
 }
 
@@ -57,12 +57,12 @@ static const struct pwm_ops ops = {
 static int __init vpi_pwm_init(void)
 {
 	struct platform_device_info info = {
-		.name = "fe20c000.pwm",
+		.name = "3f20c000.pwm",
 		.id = PLATFORM_DEVID_NONE,
 	};
 	int ret;
 
-	vpi_log_init(&log);
+	vpi_log_init(&sent);
 	soc = platform_device_register_simple("soc", PLATFORM_DEVID_NONE, NULL, 0);
 	if (IS_ERR(soc))
 		return PTR_ERR(soc);
@@ -79,7 +79,8 @@ static int __init vpi_pwm_init(void)
 	if (ret)
 		goto fail_pdev;
 	dir = debugfs_create_dir("vpi-pwm", NULL);
-	debugfs_create_file("log", 0600, dir, &log, &vpi_log_fops);
+	debugfs_create_file("log", 0600, dir, &sent, &vpi_log_fops);
+	debugfs_create_u64("dropped", 0400, dir, &sent.dropped);
 	return 0;
 fail_pdev:
 	platform_device_unregister(pdev);
@@ -94,7 +95,7 @@ static void __exit vpi_pwm_exit(void)
 	pwmchip_remove(&chip);
 	platform_device_unregister(pdev);
 	platform_device_unregister(soc);
-	vpi_log_free(&log);
+	vpi_log_free(&sent);
 }
 
 module_init(vpi_pwm_init);

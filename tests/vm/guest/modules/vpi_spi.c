@@ -22,7 +22,7 @@
 
 #include "vpi_log.h"
 
-static struct vpi_log log;
+static struct vpi_log sent;
 static struct dentry *dir;
 static struct platform_device *pdev;
 static struct spi_controller *ctlr;
@@ -41,7 +41,11 @@ static int is_header_chip(struct gpio_chip *gc, void *data)
 	return gc->label && !strcmp(gc->label, "pinctrl-bcm2835");
 }
 
-/* The header's lines as they are now (0 when the GPIO stand-in is not there). */
+/*
+ * The header's lines as they are now (0 when the GPIO stand-in is not there): read
+ * through the chip's own callback, without gpiolib's reference or locking, which a
+ * test stand-in can afford on 6.1 (gpio-sim stays loaded while spidev is in use).
+ */
 static u64 line_levels(void)
 {
 	struct gpio_chip *gc = gpiochip_find(NULL, is_header_chip);
@@ -68,7 +72,7 @@ static int transfer_one(struct spi_controller *ctlr, struct spi_device *spi,
 	};
 
 	if (xfer->tx_buf)
-		vpi_log_add(&log, &head, sizeof(head), xfer->tx_buf, xfer->len);
+		vpi_log_add(&sent, &head, sizeof(head), xfer->tx_buf, xfer->len);
 	if (xfer->rx_buf)
 		memset(xfer->rx_buf, 0, xfer->len);
 	return 0; /* done at once: nothing to wait for */
@@ -78,8 +82,8 @@ static int __init vpi_spi_init(void)
 {
 	int ret, cs;
 
-	vpi_log_init(&log);
-	pdev = platform_device_register_simple("fe204000.spi", PLATFORM_DEVID_NONE, NULL, 0);
+	vpi_log_init(&sent);
+	pdev = platform_device_register_simple("3f204000.spi", PLATFORM_DEVID_NONE, NULL, 0);
 	if (IS_ERR(pdev))
 		return PTR_ERR(pdev);
 	ctlr = spi_alloc_master(&pdev->dev, 0);
@@ -113,8 +117,8 @@ static int __init vpi_spi_init(void)
 		}
 	}
 	dir = debugfs_create_dir("vpi-spi-0", NULL);
-	debugfs_create_file("log", 0600, dir, &log, &vpi_log_fops);
-	debugfs_create_u64("dropped", 0400, dir, &log.dropped);
+	debugfs_create_file("log", 0600, dir, &sent, &vpi_log_fops);
+	debugfs_create_u64("dropped", 0400, dir, &sent.dropped);
 	return 0;
 fail_ctlr:
 	spi_unregister_controller(ctlr);
@@ -128,7 +132,7 @@ static void __exit vpi_spi_exit(void)
 	debugfs_remove_recursive(dir);
 	spi_unregister_controller(ctlr);
 	platform_device_unregister(pdev);
-	vpi_log_free(&log);
+	vpi_log_free(&sent);
 }
 
 module_init(vpi_spi_init);
