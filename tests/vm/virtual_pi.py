@@ -84,11 +84,14 @@ class Line:
         )
 
     def hold(self, *others: Line, ms: int) -> None:
-        """This line and `others` held to GND together for `ms`, then released."""
+        """This line and `others` held to GND together for `ms`, then released: in the
+        guest's background, so the hold goes on whatever becomes of this ssh session (a
+        hold that powers the guest off ends it)."""
         pulls = [f"{line.path}/pull" for line in (self, *others)]
         down = " && ".join(f"echo pull-down > {p}" for p in pulls)
         up = " ; ".join(f"echo pull-up > {p}" for p in pulls)
-        self.pi.sudo(f"{down} && sleep {ms / 1000} ; {up}", check=False)
+        hold = shlex.quote(f"{down} && sleep {ms / 1000} ; {up}")
+        self.pi.sudo(f"setsid sh -c {hold} </dev/null >/dev/null 2>&1 &")
 
 
 @dataclass(frozen=True)
