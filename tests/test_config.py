@@ -404,3 +404,22 @@ def test_every_key_is_documented_in_the_readme() -> None:
     readme = (ROOT / "README.md").read_text()
     for path in config._fields():
         assert f"| `{path}` |" in readme, path
+
+
+INT_KEYS = sorted(path for path, (_, _, kind) in config._fields().items() if kind is int)
+
+
+@pytest.mark.parametrize("digits", ["0x" + "f" * 4000, "9" * 4000])
+@pytest.mark.parametrize("path", INT_KEYS)
+def test_a_huge_number_for_any_whole_number_key_is_one_short_line(
+    tmp_path: Path, path: str, digits: str
+) -> None:
+    """Issue 20: the keys checked against a list of choices formatted the raw value (a
+    traceback past 4,300 digits, a 4,000-digit line below)."""
+    section, key = path.split(".")
+    file = tmp_path / "config.toml"
+    file.write_text(f"[{section}]\n{key} = {digits}\n")
+    with pytest.raises(ConfigError) as info:
+        load(file)
+    assert all(len(line) < 300 for line in info.value.lines), info.value.lines
+    assert any(f"{path}: " in line for line in info.value.lines), info.value.lines

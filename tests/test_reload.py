@@ -8,6 +8,8 @@ import time
 import tomllib
 from pathlib import Path
 
+import pytest
+
 from cityunit.board import Board
 from cityunit.clock import VirtualClock
 from cityunit.config import parse
@@ -74,6 +76,14 @@ def test_sighup_reloads_a_running_unit_and_a_bad_file_changes_nothing(tmp_path: 
             settings()  # a round trip through the unit's loop paces the wait
             assert time.monotonic() < deadline, "".join(unit.log)
         assert '"language":"fr"' in settings() and unit.poll() is None
+        # Issue 20's hostile number: a traceback killed the unit (the choices' message)
+        hostile = 'driver = "none"\nrotate = 0x' + "f" * 4000 + "\n"
+        config.write_text(head.replace('driver = "none"\n', hostile))
+        unit.send_signal(signal.SIGHUP)
+        while not any("display.rotate: must be" in line for line in unit.log):
+            settings()
+            assert time.monotonic() < deadline and unit.poll() is None, "".join(unit.log)
+        assert '"language":"fr"' in settings() and unit.poll() is None
         os.close(fd)
     finally:
         unit.terminate()
@@ -86,3 +96,18 @@ def test_what_waits_for_a_restart_is_named_at_every_reload() -> None:
         edited = parse(tomllib.loads("[buttons]\nlong_press_ms = 2000\n"), "b")
         assert board.reload(edited) == ["buttons.long_press_ms"]
         assert board.reload(edited) == ["buttons.long_press_ms"], "still not applied"
+
+
+def test_a_reload_that_fails_in_any_way_keeps_the_unit_and_its_config(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """No exception from reading the file reaches the loop: a bug in the checks is a
+    logged refusal, not a stopped game."""
+    from cityunit import cli, config
+
+    def broken(path: object) -> object:
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(config, "load", broken)
+    cli._reload(None, Path("config.toml"))  # type: ignore[arg-type]  # never reached
+    assert "config not reloaded" in caplog.text and "RecursionError" in caplog.text

@@ -157,6 +157,10 @@ def _reload(board: Board, path: Path | None) -> None:
     except ConfigError as e:
         log.error("config not reloaded, the unit keeps the one it has: %s", " | ".join(e.lines))
         return
+    except Exception as e:  # a file the checks missed must not stop a game in play
+        log.error("config not reloaded, the unit keeps the one it has: reading it failed "
+                  "(%s: %s), a bug to report with the file", type(e).__name__, e)  # fmt: skip
+        return
     waiting = board.reload(config)
     log.info("config reloaded from %s", config.source)
     if waiting:

@@ -156,7 +156,8 @@ def _check(value: Any, f: dataclasses.Field[Any], kind: Any) -> tuple[Any, str |
         if lo is not None and hi is not None and not lo <= value <= hi:
             return None, f"must be between {lo} and {hi}, not {_show(value)}"
         if meta.get("choices") and value not in meta["choices"]:
-            return None, f"must be one of {', '.join(map(str, meta['choices']))}, not {value}"
+            allowed = ", ".join(map(str, meta["choices"]))
+            return None, f"must be one of {allowed}, not {_show(value)}"
     elif kind is str:
         if not isinstance(value, str):
             return None, f"must be a string, not {_show(value)}"
