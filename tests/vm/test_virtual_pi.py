@@ -276,6 +276,11 @@ def test_the_spi_display_in_a_second_configuration(
     parts = Config().parts  # the default D/C and RST pins, which the config keeps
     until("the SPI glass shows the hour",
           lambda: showed(shown_spi(pi.spi_writes(), parts.dc_pin, parts.reset_pin), *near))  # fmt: skip
+    # An output read back with its time: luma pulses RST (low, then high) before it
+    # sends the panel anything, which the kernel's gpio_value events show.
+    first = pi.spi_writes()[0].t_ns
+    rst = [level for t, line, level in pi.gpio_sets() if line == parts.reset_pin and t < first]
+    assert rst[-2:] == [0, 1], f"RST before the first transfer: {rst}"
     result = pi.run("cityunit doctor", check=False)
     assert result.returncode == 0 and "/dev/spidev0.0 is accessible" in result.stdout, result.stdout
 
