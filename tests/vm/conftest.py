@@ -54,7 +54,7 @@ def unavailable() -> str | None:
 
 def clone() -> dict[str, tuple[bytes, int]]:
     """The checkout as a clone has it: the files git tracks (and new ones it does not
-    ignore), as they are now, with git's modes: a test run tries what is on disk."""
+    ignore), as they are now, executable or not: a test run tries what is on disk."""
     listed = subprocess.run(
         ["git", "-C", str(ROOT), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
         capture_output=True, check=True,
