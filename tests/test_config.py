@@ -279,6 +279,10 @@ HOSTILE = {
     "deep-tables": b"a = " + b"{b = " * 400 + b"1" + b"}" * 400,
     "deepish": b"[pins]\nled = " + b"[" * 20 + b"]" * 20,  # parses, but no config is so deep
     "dotted-key": b"a" + b".a" * 20_000 + b" = 1",  # 3 s in tomllib: time in its square
+    # Issue 20: the same in a header or an inline table (1 s, and a reload's stalled loop)
+    "dotted-table": b"[" + b".".join([b"a"] * 32_000) + b"]",
+    "dotted-array": b"[[ " + b" . ".join([b'"a"'] * 10_000) + b"]]",
+    "dotted-inline": b"x = {b = 1, " + b".".join([b"a"] * 32_000) + b" = 1}",
     "huge-int": b"[game]\nlength_hours = " + b"9" * 5000,  # ValueError: int max str digits
     "bom": b"\xef\xbb\xbf[game]\nlanguage = 'fr'\n",
     "large": b"# " + b"x" * (64 * 1024) + b"\n",
@@ -292,6 +296,9 @@ REASONS = {
     "deep-tables": "nested too deep",
     "deepish": "nested too deep",
     "dotted-key": "nested too deep",
+    "dotted-table": "nested too deep",
+    "dotted-array": "nested too deep",
+    "dotted-inline": "nested too deep",
     "huge-int": "invalid TOML: a number too long to read",
     "bom": "starts with a UTF-8 byte-order mark: save it without one",
     "large": "larger than 64 KiB",
@@ -323,6 +330,21 @@ def test_a_hostile_file_gets_a_reason_within_a_second(tmp_path: Path, name: str)
     assert time.monotonic() - start < 1
     assert info.value.lines[0].startswith(f"{path}: {REASONS[name]}"), info.value.lines
     assert len(info.value.lines) <= config.MAX_ERRORS + 1
+
+
+@pytest.mark.parametrize("name", [n for n in HOSTILE if n.startswith("dotted")])
+def test_a_long_dotted_key_is_refused_before_the_parser_sees_it(
+    tmp_path: Path, name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The parser's time grows with the square of a key's parts: a structure bounded in
+    bytes is not bounded in time, so these never reach it."""
+
+    def slow(text: str) -> object:
+        raise AssertionError("tomllib was handed a key of thousands of parts")
+
+    monkeypatch.setattr(config.tomllib, "loads", slow)
+    with pytest.raises(ConfigError, match="nested too deep"):
+        load(hostile(tmp_path, name))
 
 
 @pytest.mark.parametrize("name", ["fifo", "dev-zero", "deep-arrays", "huge-int", "many-keys"])

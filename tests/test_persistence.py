@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -300,3 +301,113 @@ def test_a_board_that_fails_to_start_leaves_the_saved_game_alone(
     with pytest.raises(RuntimeError):
         Rig(switch_on=True, state_dir=tmp_path)
     assert path.read_bytes() == before
+
+
+# ----- issue 20: a hostile state file, two writers -----------------------------------------
+
+
+def _fifo(path: Path) -> None:
+    os.mkfifo(path)
+
+
+def _link_to_zero(path: Path) -> None:
+    path.symlink_to("/dev/zero")
+
+
+def _deep(text: bytes) -> Callable[[Path], None]:
+    return lambda path: path.write_bytes(text)
+
+
+@pytest.mark.parametrize(
+    "plant",
+    [
+        _deep(b"[" * 100_000),
+        _deep(b'{"a":' * 50_000),
+        _deep(b'{"version": 1, "hour": 1' + b"0" * 5_000 + b"}"),  # past int's digit limit
+        _deep(b" " * (store.MAX_BYTES + 1)),
+        _fifo,
+        _link_to_zero,
+        lambda path: path.mkdir(),
+    ],
+    ids=["100k [", "50k {", "5000 digits", "too large", "fifo", "link to /dev/zero", "a dir"],
+)
+def test_a_hostile_state_file_is_set_aside_and_the_unit_starts_afresh(
+    make_rig, tmp_path: Path, plant: Callable[[Path], None], caplog: pytest.LogCaptureFixture
+) -> None:
+    """Each of these stopped the unit starting (a RecursionError at every start, a hang
+    that only SIGKILL ended, a read until MemoryError)."""
+    path = tmp_path / store.FILENAME
+    plant(path)
+    with caplog.at_level(logging.WARNING):
+        rig = make_rig(switch_on=True, state_dir=tmp_path)
+    assert rig.unit.state()["hour"] == 1 and "hour.start" in rig.names()
+    assert f"{path}: " in caplog.text and "starting afresh" in caplog.text
+    aside = tmp_path / store.ASIDE
+    assert aside.is_symlink() or aside.exists(), "kept for a person to look at"
+    rig.board.close()
+    assert store.load(path) is not None, "and a good file takes its place"
+
+
+def test_a_planted_temp_link_is_never_written_through(make_rig, tmp_path: Path) -> None:
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"precious")
+    (tmp_path / f".{store.FILENAME}.tmp").symlink_to(victim)  # the old fixed temp name
+    rig = make_rig(switch_on=True, state_dir=tmp_path)
+    rig.at(10_000)
+    rig.board.close()
+    assert victim.read_bytes() == b"precious"
+    path = tmp_path / store.FILENAME
+    assert not path.is_symlink() and store.load(path) is not None
+
+
+def test_a_second_writer_on_one_state_dir_is_refused_until_the_first_is_gone(
+    tmp_path: Path,
+) -> None:
+    first = store.Saver(tmp_path)
+    with pytest.raises(store.Busy, match=f"process {os.getpid()}.*state.dir of its own"):
+        store.Saver(tmp_path)
+    first.close()
+    store.Saver(tmp_path).close()  # the lock goes with its holder
+
+
+def test_a_killed_writer_leaves_no_lock_and_its_temp_files_are_cleared(tmp_path: Path) -> None:
+    code = (
+        "import sys; from pathlib import Path; from cityunit import store\n"
+        "saver = store.Saver(Path(sys.argv[1]))\n"
+        "(Path(sys.argv[1]) / '.state.json.x1y2.tmp').write_bytes(b'half')\n"
+        "print('ready', flush=True); sys.stdin.read()\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, str(tmp_path)], stdout=subprocess.PIPE, stdin=subprocess.PIPE
+    )
+    assert proc.stdout is not None and proc.stdout.readline() == b"ready\n"
+    with pytest.raises(store.Busy, match=f"process {proc.pid}"):
+        store.Saver(tmp_path)
+    proc.kill()
+    proc.wait()
+    store.Saver(tmp_path).close()
+    assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_two_simulators_on_one_state_dir_the_second_is_refused(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text(f'[state]\ndir = "{tmp_path / "state"}"\n')
+    first = subprocess.Popen(
+        [sys.executable, "-m", "cityunit", "sim", "--headless", "--config", str(config)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        assert first.stdin is not None and first.stdout is not None
+        first.stdin.write(b"PING\n")
+        first.stdin.flush()
+        assert first.stdout.readline().startswith(b"OK"), "the first is up and holds the lock"
+        second = subprocess.run(
+            [sys.executable, "-m", "cityunit", "sim", "--headless", "--config", str(config)],
+            stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert second.returncode == 2
+        assert f"another cityunit (process {first.pid}) keeps its game here" in second.stderr
+        assert "Traceback" not in second.stderr
+    finally:
+        first.stdin.close()  # end of input: a clean stop
+        first.wait(60)

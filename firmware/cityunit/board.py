@@ -79,8 +79,8 @@ class Board:
             self.inbox = inbox if inbox is not None else opened.enter_context(Inbox())
             saved, saver = None, None
             if state_dir is not None:
-                saved = store.load(state_dir / store.FILENAME)
                 saver = opened.enter_context(store.Saver(state_dir))
+                saved = saver.restore()
             self.parts = opened.enter_context(
                 Parts(config, self._edge, pin_factory, pwm_root, on_fault=self._fault)
             )

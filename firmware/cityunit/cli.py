@@ -101,8 +101,13 @@ def _state_dir(config: Config) -> Path | None:
 def _serve_unit(args: argparse.Namespace, config: Config, clock: Clock, inbox: Inbox) -> int:
     from gpiozero.exc import BadPinFactory, GPIOPinInUse
 
+    from cityunit.store import Busy
+
     try:
         board, notifier = _board(args, config, clock, inbox)
+    except Busy as e:
+        print(f"cityunit run: {e}", file=sys.stderr)
+        return 2
     except BadPinFactory:
         print(
             "cityunit run: no GPIO here (gpiozero found no pin factory): on a desktop use "
@@ -257,6 +262,7 @@ def _sim(args: argparse.Namespace) -> int:
 def _simulate(
     args: argparse.Namespace, config: Config, clock: Clock, inbox: Inbox, mode: str
 ) -> int:
+    from cityunit.store import Busy
     from cityunit_sim.board import SimBoard
 
     seed = args.seed if args.seed is not None else random.randrange(2**32)
@@ -264,9 +270,14 @@ def _simulate(
         os.environ.setdefault("SDL_VIDEODRIVER", "dummy")  # record without a screen
     speed = 1.0 if args.speed is None else args.speed
     state_dir = _state_dir(config) if config.system.state_dir else None
-    with SimBoard(
-        config, clock, seed, state_dir=state_dir, inbox=inbox, observed=mode != "headless"
-    ) as board:
+    try:
+        board = SimBoard(
+            config, clock, seed, state_dir=state_dir, inbox=inbox, observed=mode != "headless"
+        )
+    except Busy as e:
+        print(f"cityunit sim: {e}", file=sys.stderr)
+        return 2
+    with board:
         log.info("cityunit %s simulator (%s): %s clock, seed %d", __version__, mode,
                  "virtual" if clock.virtual else "real", seed)  # fmt: skip
         if mode == "window":

@@ -9,18 +9,16 @@ printed are all bounded.
 
 from __future__ import annotations
 
-import codecs
 import dataclasses
-import os
 import re
 import reprlib
-import stat
 import tomllib
 import typing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cityunit import files
 from cityunit.permit import Permit
 from cityunit.rules import Rules, setting
 from cityunit.settings import BY_NAME
@@ -40,13 +38,13 @@ MAX_ERRORS = 20  # lines; then one line counting the rest
 MAX_WEIGHT = 1000  # random.choices turns the weights' sum into a float
 # The table can pick these fixed lengths from the menu whatever the file says.
 MENU_FIXED_S = min(int(c[5:]) for c in BY_NAME["auction"].choices if c.startswith("fixed"))
-FILE_KINDS = {"d": "a directory", "p": "a FIFO", "c": "a character device",
-              "b": "a block device", "s": "a socket"}  # fmt: skip
 BARE_KEY = re.compile(r"[A-Za-z0-9_-]{1,40}")
 # A key of MAX_DEPTH dots or more: tomllib's time grows with the square of its parts
-# (seconds for the 30,000 that fit in 64 KiB), and it would be too deep anyway.
+# (a second for the 32,000 that fit in 64 KiB), and it would be too deep anyway. Found
+# wherever a key can start: a line, a [table] or [[array]] header, an inline table.
 KEY_PART = r"""(?:[A-Za-z0-9_-]+|"(?:[^"\\\n]|\\.)*"|'[^'\n]*')[ \t]*\.[ \t]*"""
-DOTTED_KEY = re.compile(rf"^[ \t]*(?:{KEY_PART}){{{MAX_DEPTH}}}", re.MULTILINE)
+KEY_START = r"(?:^[ \t]*\[{0,2}|[{,])[ \t]*"
+DOTTED_KEY = re.compile(rf"{KEY_START}(?:{KEY_PART}){{{MAX_DEPTH}}}", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -310,23 +308,6 @@ def _system_checks(s: System) -> list[str]:
     return errors
 
 
-def _read(path: Path) -> bytes:
-    """At most MAX_BYTES + 1 of a regular file. Anything else is refused before it is
-    opened (a FIFO would wait for a writer, /dev/zero never ends, opening a watchdog
-    starts it); O_NONBLOCK and a second look cover a file swapped in between."""
-    try:
-        kind = stat.filemode(path.stat().st_mode)[0]
-        if kind == "-":
-            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
-            with open(fd, "rb") as f:
-                kind = stat.filemode(os.fstat(fd).st_mode)[0]
-                if kind == "-":
-                    return f.read(MAX_BYTES + 1)
-    except OSError as e:
-        raise ConfigError([f"{path}: cannot read: {e.strerror or e}"]) from None
-    raise ConfigError([f"{path}: is {FILE_KINDS.get(kind, 'a special file')}, not a regular file"])
-
-
 def _too_deep(data: Any) -> bool:
     """Whether tables and arrays nest past MAX_DEPTH (a loop, not recursion)."""
     todo = [(data, 1)]
@@ -348,19 +329,14 @@ def load(path: Path | None) -> Config:
         except FileNotFoundError:
             return Config()
         except OSError:
-            pass  # _read names it
-    raw = _read(path)
-    if len(raw) > MAX_BYTES:
-        raise ConfigError([f"{path}: larger than {MAX_BYTES // 1024} KiB; a config is a few KiB"])
-    # Refused, not skipped: other readers of the file (the installer) would choke on it.
-    if raw.startswith(codecs.BOM_UTF8):
-        raise ConfigError([f"{path}: starts with a UTF-8 byte-order mark: save it without one"])
+            pass  # files.read names it
+    try:
+        text = files.text(files.read(path, MAX_BYTES))
+    except files.Refused as e:
+        raise ConfigError([f"{path}: {e}"]) from None
     data: dict[str, Any] | None = None  # None: deeper than tomllib's recursion goes
     try:
-        text = raw.decode("utf-8")
         data = None if DOTTED_KEY.search(text) else tomllib.loads(text)
-    except UnicodeDecodeError as e:
-        raise ConfigError([f"{path}: not UTF-8 text (byte {e.start})"]) from None
     except tomllib.TOMLDecodeError as e:
         raise ConfigError([f"{path}: invalid TOML: {e}"]) from None
     except ValueError:  # Python's limit on decimal digits (4300), which tomllib hits

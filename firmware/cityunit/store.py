@@ -8,13 +8,17 @@ card can take tens of milliseconds and the LED must not wait for it.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import logging
 import os
+import tempfile
 import threading
 from pathlib import Path
 from typing import Any
 
+from cityunit import files
 from cityunit.permit import Permit
 
 log = logging.getLogger(__name__)
@@ -22,18 +26,34 @@ PERMIT_VALUES = [p.value for p in Permit]
 
 VERSION = 1
 FILENAME = "state.json"
+ASIDE = f"{FILENAME}.bad"  # an unusable state file, kept for a person to look at
+LOCK = ".lock"  # held by the one process that keeps its game in the directory
+MAX_BYTES = 64 * 1024  # a saved game is under 2 KiB
+
+
+class Busy(Exception):
+    """Another process keeps its game in this directory: two writers would undo each other."""
+
+
+class Unusable(Exception):
+    """A state file that cannot be the game's, with the reason."""
 
 
 def save_atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    """The temp file's name is unique and created exclusively, never through a link planted
+    in its place (mkstemp: O_EXCL | O_NOFOLLOW), so two writers cannot share it."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, 0o644)
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view) :]
         os.fsync(fd)
-    finally:
+    except BaseException:
         os.close(fd)
+        os.unlink(tmp)
+        raise
+    os.close(fd)
     os.replace(tmp, path)
     dir_fd = os.open(path.parent, os.O_RDONLY)
     try:
@@ -46,19 +66,32 @@ def encode(state: dict[str, Any]) -> bytes:
     return json.dumps({"version": VERSION, **state}, separators=(",", ":")).encode()
 
 
+def read(path: Path) -> dict[str, Any] | None:
+    """The saved state, None if there is none; Unusable if it cannot be the game's. The
+    file is bounded like the config (a regular file, not a link, at most MAX_BYTES), and
+    JSON nested past what a state needs is refused, not recursed into."""
+    try:
+        data = json.loads(files.read(path, MAX_BYTES, follow=False))
+    except files.Refused as e:
+        if e.missing:
+            return None
+        raise Unusable(e) from None
+    except RecursionError:
+        raise Unusable("nested too deep") from None
+    except ValueError as e:  # JSON's errors, and its limit on a number's digits
+        raise Unusable(f"not the JSON of a saved game ({str(e)[:80]})") from None
+    if not isinstance(data, dict) or data.get("version") != VERSION or not _valid(data):
+        raise Unusable("saved state of an unknown form")
+    return data
+
+
 def load(path: Path) -> dict[str, Any] | None:
     """The saved state, or None (with one clear log line) if it is missing or unusable."""
     try:
-        data = json.loads(path.read_bytes())
-    except FileNotFoundError:
+        return read(path)
+    except Unusable as e:
+        log.warning("%s: %s; starting afresh", path, e)
         return None
-    except (OSError, ValueError) as e:
-        log.warning("%s: unreadable saved state (%s); starting afresh", path, e)
-        return None
-    if not isinstance(data, dict) or data.get("version") != VERSION or not _valid(data):
-        log.warning("%s: saved state of an unknown form; starting afresh", path)
-        return None
-    return data
 
 
 def _valid(data: dict[str, Any]) -> bool:
@@ -86,17 +119,60 @@ def _valid(data: dict[str, Any]) -> bool:
     )
 
 
+def _lock(directory: Path) -> int | None:
+    """The directory's lock, held until its descriptor closes (a kill -9 closes it too);
+    Busy if another process holds it. A lock that cannot be taken for another reason (a
+    read-only card) is logged: the unit plays on, and each failed save says why."""
+    try:
+        fd = os.open(directory / LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    except OSError as e:
+        log.error("%s: cannot lock the state directory: %s", directory, e.strerror or e)
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        holder = os.read(fd, 16).decode(errors="replace").strip()
+        os.close(fd)
+        raise Busy(
+            f"{directory}: another cityunit (process {holder or '?'}) keeps its game here;"
+            " stop it, or give this one a state.dir of its own"
+        ) from None
+    os.ftruncate(fd, 0)
+    os.write(fd, f"{os.getpid()}\n".encode())
+    return fd
+
+
 class Saver:
-    """Writes snapshots to `dir/state.json` on a thread of its own; the latest one wins."""
+    """Owns `dir/state.json`: locks the directory, reads the game back, and writes
+    snapshots on a thread of its own, the latest one winning."""
 
     def __init__(self, directory: Path) -> None:
         self.path = directory / FILENAME
+        self._lock = _lock(directory)
+        for stale in directory.glob(f".{FILENAME}.*.tmp"):  # a killed writer's: ours now
+            with contextlib.suppress(OSError):
+                stale.unlink()
         self._cond = threading.Condition()
         self._pending: bytes | None = None
         self._busy = False
         self.closed = False
         self._thread = threading.Thread(target=self._run, name="state-saver", daemon=True)
         self._thread.start()
+
+    def restore(self) -> dict[str, Any] | None:
+        """The saved game, or None; an unusable file is set aside (renamed to ASIDE, for a
+        person to look at), so the next save starts a good one and the next start is clean."""
+        try:
+            return read(self.path)
+        except Unusable as e:
+            aside = self.path.with_name(ASIDE)
+            try:
+                os.replace(self.path, aside)
+                kept = f"kept as {aside.name}"
+            except OSError as err:
+                kept = f"not set aside: {err.strerror or err}"
+            log.warning("%s: %s; starting afresh (%s)", self.path, e, kept)
+            return None
 
     def save(self, state: dict[str, Any]) -> None:
         """Hand a snapshot over and return at once."""
@@ -140,3 +216,6 @@ class Saver:
             self.closed = True
             self._cond.notify_all()
         self._thread.join(timeout)
+        if self._lock is not None:
+            os.close(self._lock)
+            self._lock = None
