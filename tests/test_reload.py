@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 import time
 import tomllib
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,7 @@ import pytest
 from cityunit.board import Board
 from cityunit.clock import VirtualClock
 from cityunit.config import parse
+from cityunit.inbox import Reload
 from fakes import cable, mock_factory, run_unit
 
 FILE = """
@@ -109,5 +112,39 @@ def test_a_reload_that_fails_in_any_way_keeps_the_unit_and_its_config(
         raise RecursionError("maximum recursion depth exceeded")
 
     monkeypatch.setattr(config, "load", broken)
-    cli._reload(None, Path("config.toml"))  # type: ignore[arg-type]  # never reached
+    assert cli._reread(Path("config.toml")) is None
     assert "config not reloaded" in caplog.text and "RecursionError" in caplog.text
+
+
+def test_the_loop_goes_on_while_a_reload_reads_and_checks_the_file(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Reading is off the loop (a Pi Zero takes a second over a 64 KiB file; the LED and
+    the clock stopped for it); the checked config is applied on the loop, in its turn."""
+    from cityunit import cli, config
+
+    reading, release = threading.Event(), threading.Event()
+    slow_file = parse(tomllib.loads('[game]\nlanguage = "fr"\n'), "slow.toml")
+
+    def slow(path: object) -> object:
+        reading.set()
+        release.wait(30)
+        return slow_file
+
+    monkeypatch.setattr(config, "load", slow)
+    clock = VirtualClock()
+    with Board(parse({}, "a"), clock, pin_factory=mock_factory(), panel=None) as board:
+        board.runtime.on_reload = partial(cli._reload, board, None)  # as `cityunit run` does
+        board.runtime.inbox.put(Reload())
+        board.runtime.pump()
+        assert reading.wait(30), "the reload started"
+        ran = []
+        board.runtime.call(lambda: ran.append(board.unit.game.rules.language))
+        clock.set_ms(1_000)
+        assert board.runtime.pump() and ran == ["en"], "the loop went on while the file was read"
+        release.set()
+        work = board.runtime.inbox.get(timeout=30)  # the checked config, handed to the loop
+        assert work is not None and board.unit.game.rules.language == "en"
+        board.runtime.inbox.put(work)
+        board.runtime.pump()
+        assert board.unit.game.rules.language == "fr"
