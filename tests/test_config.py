@@ -95,7 +95,12 @@ def test_valid_values_are_taken() -> None:
         ("[permit]\nodds = 3", "unit.toml: permit.odds: must be a table of weights"),
         ("[pins]\nled = 40", "unit.toml: pins.led: must be between 0 and 27, not 40"),
         ("[pins]\nbuild = 17", "unit.toml: pins.build: GPIO17 is already used by pins.auction"),
-        ("[pins]\nauction = 3", "unit.toml: pins.auction: GPIO3 is the display's I2C SCL line"),
+        ("[pins]\nauction = 3", "unit.toml: pins.auction: GPIO3 is the display's I2C1 SCL line"),
+        # Issue 20: the bus the display is on, not always bus 1's pins
+        (
+            "[display]\ni2c_port = 0\n[pins]\nauction = 0",
+            "unit.toml: pins.auction: GPIO0 is the display's I2C0 SDA line",
+        ),
         ("[display]\ndriver = 'st7735'", "unit.toml: display.driver: must be one of"),
         ("[display]\nrotate = 1", "unit.toml: display.rotate: must be one of 0, 2, not 1"),
         (
@@ -156,6 +161,14 @@ def test_valid_values_are_taken() -> None:
             "[console]\nport = '/dev/ttyAMA0'\n[pins]\nbuild = 15",
             "unit.toml: pins.build: GPIO15 is the UART's RXD line",
         ),
+        # Issue 20: spellings the kernel resolves to the same device
+        *(
+            (
+                f"[console]\nport = '{port}'\n[pins]\nbuild = 15",
+                f"unit.toml: pins.build: GPIO15 is the UART's RXD line, which console.port '{port}'",
+            )
+            for port in ("/dev//serial0", "//dev/serial0", "/dev/./serial0", "/tmp/../dev/ttyS0")
+        ),
         ("[console]\nport = 'ttyS0'", "unit.toml: console.port: 'ttyS0' is not a device path"),
         (
             "[power]\nshutdown_command = ['']",
@@ -203,6 +216,11 @@ def test_all_mistakes_are_reported_at_once() -> None:
 
 def test_gpio2_is_free_for_a_button_when_there_is_no_display() -> None:
     c = parse(tomllib.loads("[display]\ndriver = 'none'\n[pins]\nauction = 2\n"), "x")
+    assert c.pins.auction == 2
+
+
+def test_gpio2_is_free_for_a_button_when_the_display_is_on_bus_0() -> None:
+    c = parse(tomllib.loads("[display]\ni2c_port = 0\n[pins]\nauction = 2\n"), "x")
     assert c.pins.auction == 2
 
 

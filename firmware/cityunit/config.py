@@ -10,6 +10,7 @@ printed are all bounded.
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import reprlib
 import tomllib
@@ -23,7 +24,9 @@ from cityunit.permit import Permit
 from cityunit.rules import Rules, setting
 from cityunit.settings import BY_NAME
 
-I2C_PINS = {2: "SDA", 3: "SCL"}
+# Each I2C bus's SDA and SCL on the header: i2c_arm (bus 1), i2c_vc (bus 0), and the Pi 4's
+# extra buses at their overlays' default pins. Others (i2c-gpio, HDMI's) are not checked.
+I2C_PINS = {0: (0, 1), 1: (2, 3), 3: (4, 5), 4: (6, 7), 5: (12, 13), 6: (22, 23)}
 # SPI0's lines: dtparam=spi=on gives the kernel GPIO7-11 whichever chip select is used.
 SPI_PINS = {7: "CE1", 8: "CE0", 9: "MISO", 10: "MOSI", 11: "SCLK"}
 SPI_SPEEDS = (500_000, 1_000_000, 2_000_000, 4_000_000, 8_000_000)  # luma's; SSD130x max 10 MHz
@@ -264,8 +267,9 @@ def _cross_checks(config: Config) -> list[str]:
     if parts.display != "none" and parts.interface == "spi":
         bus = {pin: f"SPI {line}" for pin, line in SPI_PINS.items()}
         used += [(parts.dc_pin, "display.dc_pin"), (parts.reset_pin, "display.reset_pin")]
-    elif parts.display != "none":
-        bus = {pin: f"I2C {line}" for pin, line in I2C_PINS.items()}
+    elif parts.display != "none" and parts.i2c_port in I2C_PINS:
+        sda, scl = I2C_PINS[parts.i2c_port]
+        bus = {sda: f"I2C{parts.i2c_port} SDA", scl: f"I2C{parts.i2c_port} SCL"}
     seen: dict[int, str] = {}
     for pin, path in used:
         if pin in seen:
@@ -273,12 +277,18 @@ def _cross_checks(config: Config) -> list[str]:
         seen.setdefault(pin, path)
         if pin in bus:
             errors.append(f"{path}: GPIO{pin} is the display's {bus[pin]} line; choose another pin")
-        if pin in UART_PINS and port in UART_PORTS:
+        if pin in UART_PINS and _device(port) in {_device(p) for p in UART_PORTS}:
             errors.append(
                 f"{path}: GPIO{pin} is the UART's {UART_PINS[pin]} line, which console.port"
                 f" {port!r} uses; choose another pin"
             )
     return errors
+
+
+def _device(path: str) -> str:
+    """A path as the kernel resolves it: /dev//serial0, //dev/serial0 and /dev/./serial0
+    are /dev/serial0, and a link (/dev/serial0 on a Pi) is the device it names."""
+    return os.path.realpath("/" + path.lstrip("/")) if path.startswith("/") else path
 
 
 def _system_checks(s: System) -> list[str]:
