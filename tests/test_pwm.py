@@ -276,11 +276,21 @@ def test_the_overlay_line_for_the_configured_pins(pins: tuple[int, int], line: s
     assert pwm.overlay(*pins) == line
 
 
+@pytest.mark.parametrize(
+    "mistake",
+    ["", '[sound]\nvolume = "loud"\n', "[pins]\nbuild = 17\nled = 99\n", "[[[ not TOML"],
+    ids=["good file", "a bad rule", "bad pins", "not TOML"],
+)
 def test_run_off_stops_what_a_killed_unit_left_playing(
-    tmp_path: Path, kernel: KernelPWM, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    kernel: KernelPWM,
+    monkeypatch: pytest.MonkeyPatch,
+    mistake: str,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     """The kernel keeps a channel playing after its process dies: the service's
-    ExecStopPost (`cityunit run --off`) stops it."""
+    ExecStopPost (`cityunit run --off`) stops it, even when the config has mistakes (issue
+    20: it did nothing then), from the pins it can read and the defaults."""
     from cityunit import cli
     from cityunit import parts as parts_module
 
@@ -290,9 +300,11 @@ def test_run_off_stops_what_a_killed_unit_left_playing(
     killed.light(1.0)  # and never closed: SIGKILL
     assert kernel.state(chip / "pwm0").enable == kernel.state(chip / "pwm1").enable == 1
     config = tmp_path / "config.toml"
-    config.write_text('[display]\ndriver = "none"\n')
+    config.write_text('[display]\ndriver = "none"\n' + mistake)
     monkeypatch.setattr(parts_module, "pwm_root", lambda: tmp_path)
     monkeypatch.setattr(parts_module, "pin_factory", mock_factory)
     assert cli.main(["run", "--config", str(config), "--off"]) == 0
     assert kernel.state(chip / "pwm0").enable == kernel.state(chip / "pwm1").enable == 0
     assert kernel.exported == set() and kernel.refused == []
+    said = capsys.readouterr().err
+    assert ("the defaults' elsewhere" in said) == bool(mistake) and "Traceback" not in said

@@ -1,3 +1,22 @@
-from cityunit.cli import main
+"""The `cityunit` command and `python -m cityunit`: SIGTERM and SIGHUP are caught before
+anything else is imported, so none lands in a window where it would kill the process
+(gpiozero, luma and Pillow take a Pi Zero one to two seconds to import). What came early
+is handed to the command: `run` and `sim` stop cleanly at once (`run` ignores an early
+SIGHUP, the file is about to be read), any other command ends as the signal would."""
 
-raise SystemExit(main())
+import signal
+
+EARLY = (signal.SIGTERM, signal.SIGHUP)
+
+
+def main() -> int:
+    caught: list[int] = []
+    for sig in EARLY:
+        signal.signal(sig, lambda signum, frame: caught.append(signum))
+    from cityunit.cli import main as command
+
+    return command(early=caught)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -7,6 +7,7 @@ import contextlib
 import logging
 import os
 import random
+import signal
 import sys
 import threading
 import warnings
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeAlias
 
 from cityunit import __version__
+from cityunit.__main__ import EARLY
 
 if TYPE_CHECKING:
     from gpiozero.pins import Factory
@@ -44,12 +46,16 @@ def _config(path: Path | None, system_default: bool) -> Config | None:
 
 
 @contextlib.contextmanager
-def _serving(clock: Clock) -> Iterator[Inbox]:
-    """The loop's inbox, with SIGTERM and SIGINT stopping it: in place before anything
-    else starts, so a signal during start-up still ends in a clean stop, the game saved."""
+def _serving(clock: Clock, early: list[int], also: tuple[int, ...] = ()) -> Iterator[Inbox]:
+    """The loop's inbox, with SIGTERM, SIGINT and `also` stopping it: in place before
+    anything else starts, and a stop signal caught earlier (`early`) stopping it at once,
+    so a signal during start-up still ends in a clean stop, the game saved."""
     from cityunit.inbox import Inbox, Stop, stop_on_signals
 
-    with Inbox() as inbox, stop_on_signals(lambda: inbox.put(Stop(clock.now_ms())), inbox):
+    def stop() -> None:
+        inbox.put(Stop(clock.now_ms()))
+
+    with Inbox() as inbox, stop_on_signals(stop, inbox, also, early):
         yield inbox
 
 
@@ -58,26 +64,34 @@ def _run(args: argparse.Namespace) -> int:
     from cityunit.inbox import reload_on_hangup
 
     clock = MonotonicClock()
-    with _serving(clock) as inbox, reload_on_hangup(inbox):
+    with _serving(clock, args.early) as inbox, reload_on_hangup(inbox):
+        if args.off:
+            return _leave_off(args.config)
         config = _config(args.config, system_default=True)
         if config is None:
             return 2
         if args.check:
             print(f"{config.source}: OK")
             return 0
-        if args.off:
-            return _leave_off(config)
         return _serve_unit(args, config, clock, inbox)
 
 
-def _leave_off(config: Config) -> int:
+def _leave_off(path: Path | None) -> int:
     """What a killed unit could not do (SIGKILL, the watchdog): the kernel keeps a hardware
     PWM channel playing after its process is gone, and the pins and the glass keep their
-    last state. Opening the parts sets every output off; closing gives them back."""
+    last state. Opening the parts sets every output off; closing gives them back. The
+    service's last safety net: a config with mistakes still gives the pins it can."""
     from cityunit.board import configured_panel
+    from cityunit.config import salvage
     from cityunit.display import Display
     from cityunit.parts import Parts, pin_factory, pwm_root
 
+    config, mistakes = salvage(path)
+    for line in mistakes:
+        print(line, file=sys.stderr)
+    if mistakes:
+        print("cityunit run --off: the outputs are set off on the pins the file gives where it"
+              " can be read, the defaults' elsewhere", file=sys.stderr)  # fmt: skip
     with Parts(config, lambda name, level: None, pin_factory(), pwm_root()):
         panel = configured_panel(config)
         if panel is not None:
@@ -272,7 +286,8 @@ def _sim(args: argparse.Namespace) -> int:
     clock: Clock = (
         VirtualClock() if virtual else HandClock(speed) if shown else MonotonicClock(speed)
     )
-    with _serving(clock) as inbox:
+    # SIGHUP too: a terminal closing (an SSH session ending) stops it cleanly, game kept.
+    with _serving(clock, args.early, also=(signal.SIGHUP,)) as inbox:
         config = _config(args.config, system_default=False)
         if config is None:
             return 2
@@ -490,7 +505,9 @@ def _add_tools(sub: Commands) -> None:
     console.set_defaults(func=_console)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, early: list[int] | None = None) -> int:
+    """The command line; `early`, from cityunit/__main__.py, holds the stop signals caught
+    before this was imported (None: the caller left the signals alone)."""
     parser = argparse.ArgumentParser(
         prog="cityunit", description="The MONOPOLY CITY electronic unit, on a Raspberry Pi."
     )
@@ -513,4 +530,10 @@ def main(argv: list[str] | None = None) -> int:
         stream=sys.stderr,
     )
     command: Callable[[argparse.Namespace], int] = args.func
+    args.early = [] if early is None else early
+    if early is not None and command not in (_run, _sim):  # the others keep the defaults
+        for sig in EARLY:
+            signal.signal(sig, signal.SIG_DFL)
+        if early:
+            signal.raise_signal(early[0])
     return command(args)

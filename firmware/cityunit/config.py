@@ -340,6 +340,39 @@ def load(path: Path | None) -> Config:
             return Config()
         except OSError:
             pass  # files.read names it
+    return parse(_data(path), str(path))
+
+
+def salvage(path: Path | None) -> tuple[Config, list[str]]:
+    """What `run --off` silences the outputs from, whatever the file holds: every key of
+    the pins, parts and system that can be read, the defaults for the rest (the game's
+    rules are not needed), and the file's mistakes (none: the config itself)."""
+    try:
+        return load(path), []
+    except ConfigError as e:
+        mistakes = e.lines
+    source = str(path or DEFAULT_PATH)
+    try:
+        data = _data(path or DEFAULT_PATH)
+    except ConfigError:
+        return Config(), mistakes
+    needed = {f.metadata["path"] for cls in (Pins, Parts, System) for f in dataclasses.fields(cls)}
+    tables = {s: t for s, t in data.items() if isinstance(t, dict)}
+    kept = {s: {k: v for k, v in t.items() if f"{s}.{k}" in needed} for s, t in tables.items()}
+    while True:  # each round drops a key a mistake names: at most one round per key
+        try:
+            return parse(kept, source), mistakes
+        except ConfigError as e:
+            named = [line.removeprefix(f"{source}: ").partition(":")[0] for line in e.lines]
+            wrong = [key.partition(".") for key in named]
+            if not any(name in kept.get(section, {}) for section, _, name in wrong):
+                return Config(), mistakes
+            for section, _, name in wrong:
+                kept.get(section, {}).pop(name, None)
+
+
+def _data(path: Path) -> dict[str, Any]:
+    """The TOML tables of the file at `path`, bounded in bytes, depth and parse time."""
     try:
         text = files.text(files.read(path, MAX_BYTES))
     except files.Refused as e:
@@ -356,4 +389,4 @@ def load(path: Path | None) -> Config:
     if data is None or _too_deep(data):
         reason = f"at most {MAX_DEPTH} levels of tables and arrays"
         raise ConfigError([f"{path}: nested too deep: {reason}"])
-    return parse(data, str(path))
+    return data

@@ -2,8 +2,9 @@
 
 Only the standard library here: `cityunit run` installs its SIGTERM handler from this
 module before it imports anything heavy (gpiozero, luma, Pillow take about 0.1 s to
-import on a desktop, and far longer on a Pi Zero), so a signal during start-up is a
-clean stop, never a kill.
+import on a desktop, and far longer on a Pi Zero), and a signal caught earlier still (by
+cityunit/__main__.py) is handed over, so a signal during start-up is a clean stop, never
+a kill.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import queue
 import select
 import signal
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 
@@ -112,10 +113,13 @@ class Inbox:
 
 
 @contextlib.contextmanager
-def stop_on_signals(stop: Callable[[], None], inbox: Inbox) -> Iterator[None]:
-    """SIGTERM and SIGINT call `stop` (Python skips atexit on SIGTERM unless a handler is
-    installed); the signal also writes to the inbox's pipe, so the loop wakes whichever
-    thread the kernel chose. The handlers before are put back on leaving. Main thread only:
+def stop_on_signals(
+    stop: Callable[[], None], inbox: Inbox, signals: Iterable[int] = (), early: Iterable[int] = ()
+) -> Iterator[None]:
+    """SIGTERM, SIGINT and `signals` call `stop` (Python skips atexit on SIGTERM unless a
+    handler is installed); the signal also writes to the inbox's pipe, so the loop wakes
+    whichever thread the kernel chose. One of them among `early` (caught before this was in
+    place) stops at once. The handlers before are put back on leaving. Main thread only:
     elsewhere this does nothing."""
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -125,8 +129,11 @@ def stop_on_signals(stop: Callable[[], None], inbox: Inbox) -> Iterator[None]:
         inbox.signalled = True
         stop()  # a SimpleQueue's put, safe to re-enter
 
-    before = {sig: signal.signal(sig, handle) for sig in STOP_SIGNALS}
+    stops = {*STOP_SIGNALS, *signals}
+    before = {sig: signal.signal(sig, handle) for sig in stops}
     wake_before = signal.set_wakeup_fd(inbox.wake_fd, warn_on_full_buffer=False)
+    if stops.intersection(early):
+        handle(signal.SIGTERM, None)
     try:
         yield
     finally:
