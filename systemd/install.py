@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import importlib.util
 import os
 import re
@@ -26,7 +27,10 @@ import shutil
 import subprocess
 import sys
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 SOURCE = Path(__file__).resolve().parents[1]
 USER = "cityunit"
@@ -47,6 +51,8 @@ DTPARAM = re.compile(r"(dtparam|device_tree_param)=(.*)")
 ALIASES = {"i2c": "i2c_arm", "i2c1": "i2c_arm", "i2c_baudrate": "i2c_arm_baudrate",
            "i2c1_baudrate": "i2c_arm_baudrate"}  # fmt: skip
 ON = {"", "on", "true", "yes", "okay", "1"}  # what the firmware reads as on (bare: on)
+MAX_INCLUDES = 8  # include within include: deep enough for any real file, and no loop
+MAX_BYTES = 64 * 1024  # the kept config, as the firmware reads it (config.MAX_BYTES)
 
 POLKIT_RULE = f"""\
 // cityunit's safe-shutdown gesture: let its service user power the Pi off, nothing more.
@@ -69,37 +75,52 @@ def _same(value: str, wanted: str) -> bool:
     return value == wanted or (wanted == "on" and value in ON)
 
 
-def settle(text: str, wanted: list[str]) -> str:
+def settle(
+    text: str, wanted: list[str], read: Callable[[str], str | None] = lambda name: None
+) -> str:
     """config.txt with each of `wanted` in effect for every Pi, whatever its model, GPIO
     jumpers or monitor. A line counts only outside conditional sections (before the first,
     or after [all]: [pi4], [cm4], [gpio4=1], [none]... keep what follows to some boards),
     and a dtparam only if no later line, in any section, sets it otherwise. Our dtparams
     set otherwise for every Pi are set right where they stand (as raspi-config does); our
     overlay, for pins since moved or kept to some boards, goes; what is still missing is
-    appended, under [all] if the file ends in a conditional section. Line endings kept."""
+    appended, under [all] if the file ends in a conditional section. An `include FILE`
+    (`read` gives its text, None if there is none) is followed where it stands, as the
+    firmware does: its lines count, but only this file is edited. Line endings kept."""
     params = {w: _param(m[2]) for w in wanted if (m := DTPARAM.fullmatch(w))}
     want = dict(params.values())
     done: set[str] = set()  # the dtparams (by name) and overlay lines in effect for every Pi
-    everywhere, kept = True, []
-    for line in text.splitlines(keepends=True):
+    everywhere = True
+
+    def see(line: str, depth: int) -> str | None:
+        """The line as it is to stay (None: it goes), its effect noted; included lines
+        (depth > 0) are only noted."""
+        nonlocal everywhere
         s = line.strip()
         if s.startswith("[") and s.endswith("]"):
             everywhere = s == "[all]"  # [all] ends every filter; any other narrows what follows
-        elif OURS.match(s):
+        elif s.startswith("include ") and depth < MAX_INCLUDES:
+            for included in (read(s.partition(" ")[2].strip()) or "").splitlines():
+                see(included, depth + 1)
+        elif OURS.match(s) and depth == 0:
             if not (everywhere and s in wanted):
-                continue  # for pins since moved, or kept to some boards: it goes
+                return None  # for pins since moved, or kept to some boards: it goes
             done.add(s)
         elif m := DTPARAM.fullmatch(s):
             items = m[2].split(",")
             for i, (name, value) in enumerate(map(_param, items)):
-                if name in want and everywhere:
+                if name in want and everywhere and (depth == 0 or _same(value, want[name])):
                     if not _same(value, want[name]):
                         items[i] = f"{items[i].partition('=')[0]}={want[name]}"
                     done.add(name)
                 elif name in want and not _same(value, want[name]):
                     done.discard(name)  # some boards, or some GPIO state, get it otherwise
-            line = line.replace(s, f"{m[1]}={','.join(items)}", 1)
-        kept.append(line)
+            return line.replace(s, f"{m[1]}={','.join(items)}", 1)
+        return line
+
+    kept = [
+        stayed for line in text.splitlines(keepends=True) if (stayed := see(line, 0)) is not None
+    ]
     text = "".join(kept)
     missing = [w for w in wanted if (params[w][0] if w in params else w) not in done]
     if not missing:
@@ -109,10 +130,51 @@ def settle(text: str, wanted: list[str]) -> str:
     return text + (nl if text and not text.endswith("\n") else "") + nl.join(block) + nl
 
 
+def _firmware(name: str) -> ModuleType:
+    """One of the firmware's standard-library-only modules, from this checkout: cityunit is
+    not installed yet, and the installer must read files as the unit reads them."""
+    path = SOURCE / "firmware" / "cityunit" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"cityunit_{name}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 class Installer:
     def __init__(self, root: Path | None) -> None:
         self.root = root
         self.dry = root is not None
+        self.files = _firmware("files")
+
+    @functools.cached_property
+    def kept(self) -> dict[str, Any] | None:
+        """The tables of the config in place ({} for none), read as the unit reads it
+        (bounded: a regular file, UTF-8, a size cap); None, after one line saying why,
+        where it cannot be read: config.txt then gets the default pins' lines."""
+        target = self.path(CONFIG)
+        if not (target.exists() or target.is_symlink()):
+            return {}
+        try:
+            data: dict[str, Any] = tomllib.loads(
+                self.files.text(self.files.read(target, MAX_BYTES))
+            )
+            return data
+        except self.files.Refused as e:
+            reason = str(e)
+        except tomllib.TOMLDecodeError as e:
+            reason = f"invalid TOML: {e}"
+        except RecursionError:
+            reason = "nested too deep"
+        except ValueError:  # Python's limit on decimal digits (4300), which tomllib hits
+            reason = "invalid TOML: a number too long to read"
+        print(f"install: {CONFIG}: {reason}; config.txt gets the default pins' lines"
+              f" (`cityunit run --check` names each mistake)")  # fmt: skip
+        return None
+
+    def kept_table(self, name: str) -> dict[str, Any]:
+        table = (self.kept or {}).get(name, {})
+        return table if isinstance(table, dict) else {}
 
     def path(self, p: Path) -> Path:
         return p if self.root is None else self.root / p.relative_to("/")
@@ -145,34 +207,34 @@ class Installer:
         boot = next((b for b in BOOT_CONFIGS if self.path(b).exists()), BOOT_CONFIGS[0])
         target = self.path(boot)
         text = target.read_bytes().decode(errors="surrogateescape") if target.exists() else ""
-        settled = settle(text, [*I2C_LINES, *self.spi_lines(), *self.pwm_lines()])
+        settled = settle(
+            text,
+            [*I2C_LINES, *self.spi_lines(), *self.pwm_lines()],
+            functools.partial(self.boot_file, boot),
+        )
         if settled != text:
             self.write(boot, settled)
             print("  I2C and PWM take effect after a reboot")
 
+    def boot_file(self, boot: Path, name: str) -> str | None:
+        """A file config.txt includes, beside it, as the firmware finds it (None: none)."""
+        with contextlib.suppress(self.files.Refused):
+            raw = self.files.read(self.path(boot.parent / name), MAX_BYTES)
+            return str(raw.decode(errors="surrogateescape"))
+        return None
+
     def spi_lines(self) -> list[str]:
         """SPI0 on, only if the config (when there is one) puts the display on it."""
-        on = False
-        with contextlib.suppress(ValueError, OSError, AttributeError):  # a broken file: no
-            display = tomllib.loads(self.path(CONFIG).read_text()).get("display", {})
-            keys = {k: str(v).lower() for k, v in display.items()}  # as the firmware reads it
-            on = keys.get("interface") == "spi" and keys.get("driver") != "none"
+        keys = {k: str(v).lower() for k, v in self.kept_table("display").items()}  # as read
+        on = keys.get("interface") == "spi" and keys.get("driver") != "none"
         return ["dtparam=spi=on"] if on else []
 
     def pwm_lines(self) -> list[str]:
         """The PWM overlay for the buzzer's and the LED's pins (the config's, if there is one)."""
-        spec = importlib.util.spec_from_file_location("pwm", SOURCE / "firmware/cityunit/pwm.py")
-        assert spec is not None and spec.loader is not None
-        pwm = importlib.util.module_from_spec(spec)  # the standard library only
-        spec.loader.exec_module(pwm)
-
         pins = {"buzzer": 18, "led": 13}
-        target = self.path(CONFIG)
-        if target.exists():
-            with contextlib.suppress(tomllib.TOMLDecodeError, OSError, AttributeError):
-                configured = tomllib.loads(target.read_text()).get("pins", {})
-                pins |= {k: v for k, v in configured.items() if k in pins and type(v) is int}
-        line = pwm.overlay(pins["buzzer"], pins["led"])
+        configured = self.kept_table("pins")
+        pins |= {k: v for k, v in configured.items() if k in pins and type(v) is int}
+        line = _firmware("pwm").overlay(pins["buzzer"], pins["led"])
         return [line] if line else []
 
     def user(self) -> None:
@@ -210,9 +272,9 @@ class Installer:
             "shutdown_command = []    #", 'shutdown_command = ["systemctl", "poweroff"]  #'
         ).replace("off_after_minutes = 0    #", "off_after_minutes = 30   #")
         target = self.path(CONFIG)
-        if not target.exists():
+        if self.kept == {} and not target.exists():
             self.write(CONFIG, default)
-        elif target.read_text() != default:
+        elif self.kept is None or target.read_bytes() != default.encode():
             self.write(CONFIG.with_name("config.toml.new"), default)
             print(f"  kept your {CONFIG}; the new default is beside it as config.toml.new")
 
@@ -224,6 +286,7 @@ class Installer:
         self.run("systemctl", "restart", "cityunit.service")
 
     def install(self) -> None:
+        self.kept  # noqa: B018  # a config that cannot be read is said first, once
         self.packages()
         self.i2c()
         self.user()

@@ -415,3 +415,64 @@ def test_spi_is_turned_on_for_every_pi_only_for_a_display_on_it(
     assert first.count("\ndtparam=spi=on") == spi
     install(tmp_path)
     assert boot.read_text() == first, "once"
+
+
+# ----- issue 20: a kept config it cannot read, config.txt's includes -----------------------
+
+KEPT = {
+    "latin-1": ("bytes", "[game]\nlanguage = 'français'\n".encode("latin-1"), "not UTF-8 text"),
+    "3000 deep": ("bytes", b"a = " + b"[" * 3000 + b"]" * 3000, "nested too deep"),
+    "a directory": ("dir", b"", "is a directory, not a regular file"),
+    "a FIFO": ("fifo", b"", "is a FIFO, not a regular file"),
+    "not TOML": ("bytes", b"[display\n", "invalid TOML"),
+}
+
+
+@pytest.mark.parametrize("name", KEPT)
+def test_a_kept_config_it_cannot_read_is_one_line_and_config_txt_is_still_complete(
+    tmp_path: Path, name: str
+) -> None:
+    """It crashed with a traceback after its apt step, before config.txt was written."""
+    kind, content, reason = KEPT[name]
+    boot = tmp_path / "boot/firmware/config.txt"
+    boot.parent.mkdir(parents=True)
+    boot.write_text(BOOKWORM)
+    kept = tmp_path / "etc/cityunit/config.toml"
+    kept.parent.mkdir(parents=True)
+    if kind == "dir":
+        kept.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(kept)  # a plain read waits for a writer for ever
+    else:
+        kept.write_bytes(content)
+    out = install(tmp_path)
+    said = [line for line in out.splitlines() if line.startswith("install: ")]
+    assert len(said) == 1 and f"/etc/cityunit/config.toml: {reason}" in said[0], out
+    assert out.index(said[0]) < out.index("+ apt-get"), "said before anything is changed"
+    assert_in_effect_for_every_pi(boot.read_text())
+    assert (tmp_path / "etc/cityunit/config.toml.new").is_file(), "the new default beside it"
+    if kind == "bytes":
+        assert kept.read_bytes() == content, "the maker's file is kept as it was"
+
+
+def test_an_included_file_is_followed_where_config_txt_includes_it(tmp_path: Path) -> None:
+    """An included `dtparam=i2c_arm=off` after our lines left I2C off."""
+    boot = tmp_path / "boot/firmware/config.txt"
+    boot.parent.mkdir(parents=True)
+    boot.write_text(ALREADY_RIGHT + "include extra.txt\n")
+    (boot.parent / "extra.txt").write_text("dtparam=i2c_arm=off\ninclude deeper.txt\n")
+    (boot.parent / "deeper.txt").write_text("[pi4]\n")  # a filter left open by an include
+    install(tmp_path)
+    text = boot.read_text()
+
+    def expanded(text: str, depth: int = 0) -> str:
+        return "".join(
+            expanded((boot.parent / line[8:]).read_text(), depth + 1)
+            if line.startswith("include ") and depth < 8 else line + "\n"
+            for line in text.splitlines()
+        )  # fmt: skip
+
+    assert_in_effect_for_every_pi(expanded(text))
+    assert text.startswith(ALREADY_RIGHT + "include extra.txt\n[all]\n"), "only config.txt edited"
+    install(tmp_path)
+    assert boot.read_text() == text, "once"
