@@ -224,3 +224,40 @@ def test_stdio_left_non_blocking_by_a_parent_still_gets_every_line_and_reply() -
         got += chunk
     assert sim.wait(timeout=60) == 0
     assert got.count(b"\n") == 5_001 and got.count(b"OK {") == 5_000
+
+
+def test_a_client_opening_just_after_the_last_one_closed_keeps_its_first_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """About 1 in 300 reopens ~2 ms after a close lost the new client's first line: seeing
+    the old client gone, the link flushed both ways, and the new line had already come.
+    The kernel gives EIO only once the old client's bytes are all read, so what is waiting
+    then is the new client's (here it writes at the worst moment: inside the hang-up)."""
+    import termios
+
+    link = PtyLink()
+    try:
+        first = os.open(link.path, os.O_RDWR | os.O_NOCTTY)
+        os.write(first, b"PING\n")
+        assert link.read() == b"PING\n"
+        os.close(first)
+        second: list[int] = []
+        real = termios.tcflush
+
+        def flush(fd: int, queue: int) -> None:
+            if not second:
+                second.append(os.open(link.path, os.O_RDWR | os.O_NOCTTY))
+                os.write(second[0], b"VERSION\n")
+            real(fd, queue)
+
+        monkeypatch.setattr(link_module.termios, "tcflush", flush)
+        with pytest.raises(link_module.HungUp):
+            link.read()
+        got: list[bytes] = []
+        reader = threading.Thread(target=lambda: got.append(link.read()), daemon=True)
+        reader.start()
+        reader.join(timeout=5)
+        assert got == [b"VERSION\n"], "the second client's first line"
+        os.close(second[0])
+    finally:
+        link.close()

@@ -411,3 +411,31 @@ def test_two_simulators_on_one_state_dir_the_second_is_refused(tmp_path: Path) -
     finally:
         first.stdin.close()  # end of input: a clean stop
         first.wait(60)
+
+
+def test_advances_ok_comes_once_what_it_reached_is_on_disk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On the virtual clock a kill right after ADVANCE's OK lost the whole advance: the
+    saver had not written it yet. A slow disk (each save 0.2 s here) must not change that."""
+    from cityunit.clock import VirtualClock
+    from cityunit.config import Config
+    from cityunit.console import Session
+    from cityunit_sim.board import SimBoard
+
+    real = store.save_atomic
+    monkeypatch.setattr(
+        store, "save_atomic", lambda p, d: (threading.Event().wait(0.2), real(p, d))
+    )
+    on_disk: list[dict | None] = []
+    with SimBoard(Config(), VirtualClock(), seed=1, state_dir=tmp_path) as board:
+
+        def reply(line: str) -> None:
+            if line == "OK":  # the moment a script could kill the simulator
+                on_disk.append(store.load(tmp_path / store.FILENAME))
+
+        session = Session(board.runtime, reply, simulator=True)
+        for line in (b"SWITCH ON", b"ADVANCE 600000"):
+            session.receive(line)
+    saved = on_disk[-1]
+    assert saved is not None and saved["hour_elapsed_ms"] >= 600_000 - 5_000, saved

@@ -304,6 +304,8 @@ class Session:
         clock.set_ms(clock.now_ms() + ms)
         self.runtime.unit.advance(clock.now_ms())
         self.runtime.settle()
+        if self.runtime.saver is not None:  # the OK means kept: a kill after it loses only
+            self.runtime.saver.flush()  # what a real unit would (under one save's 5 s)
 
     def _settings(self, args: list[str]) -> str:
         self._arity(args, 0, "SETTINGS")

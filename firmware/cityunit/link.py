@@ -151,7 +151,7 @@ class PtyLink:
             except OSError as e:
                 if e.errno != errno.EIO:
                     return b""
-                self.hang_up()
+                self.hang_up(read_all=True)
                 raise HungUp from None
             if data and not self.connected:
                 self.connected = True
@@ -165,13 +165,16 @@ class PtyLink:
         poller.register(self._master, select.POLLIN)
         return any(events & select.POLLHUP for _, events in poller.poll(0))
 
-    def hang_up(self) -> None:
-        """The client left: what it did not read, and what it sent that was not read yet,
-        is discarded; hold the pty for the next client."""
+    def hang_up(self, *, read_all: bool = False) -> None:
+        """The client left: what it did not read is discarded, and what it sent that was
+        not read yet (unless `read_all`); hold the pty for the next client. Reading sees
+        EIO only once all the old client sent is read (`read_all`): what waits then is the
+        next client's first line, which must stay."""
         with self._lock, contextlib.suppress(OSError):
             self.connected = False
             self.generation += 1
-            termios.tcflush(self._master, termios.TCIOFLUSH)  # both ways, at this end
+            ends = termios.TCOFLUSH if read_all else termios.TCIOFLUSH
+            termios.tcflush(self._master, ends)  # at this end
             self._held = os.open(self.path, os.O_RDWR | os.O_NOCTTY)
             termios.tcflush(self._held, termios.TCIFLUSH)  # and what reached it, unread
 
