@@ -301,6 +301,7 @@ HOSTILE = {
     "dotted-table": b"[" + b".".join([b"a"] * 32_000) + b"]",
     "dotted-array": b"[[ " + b" . ".join([b'"a"'] * 10_000) + b"]]",
     "dotted-inline": b"x = {b = 1, " + b".".join([b"a"] * 32_000) + b" = 1}",
+    "blank-line": b"[game]\n" + b" \t" * 30_000 + b"\nx = 1\n",  # 85 s in the key pre-check
     "huge-int": b"[game]\nlength_hours = " + b"9" * 5000,  # ValueError: int max str digits
     "bom": b"\xef\xbb\xbf[game]\nlanguage = 'fr'\n",
     "large": b"# " + b"x" * (64 * 1024) + b"\n",
@@ -317,6 +318,7 @@ REASONS = {
     "dotted-table": "nested too deep",
     "dotted-array": "nested too deep",
     "dotted-inline": "nested too deep",
+    "blank-line": "game.x: unknown key",
     "huge-int": "invalid TOML: a number too long to read",
     "bom": "starts with a UTF-8 byte-order mark: save it without one",
     "large": "larger than 64 KiB",
