@@ -21,6 +21,7 @@ import contextlib
 import functools
 import importlib.util
 import os
+import posixpath
 import re
 import shlex
 import shutil
@@ -52,7 +53,7 @@ ALIASES = {"i2c": "i2c_arm", "i2c1": "i2c_arm", "i2c_baudrate": "i2c_arm_baudrat
            "i2c1_baudrate": "i2c_arm_baudrate"}  # fmt: skip
 ON = {"", "on", "true", "yes", "okay", "1"}  # what the firmware reads as on (bare: on)
 MAX_INCLUDES = 8  # include within include: deep enough for any real file, and no loop
-MAX_BYTES = 64 * 1024  # the kept config, as the firmware reads it (config.MAX_BYTES)
+MAX_BYTES = 64 * 1024  # the kept config and config.txt, as the firmware reads a config
 
 POLKIT_RULE = f"""\
 // cityunit's safe-shutdown gesture: let its service user power the Pi off, nothing more.
@@ -86,11 +87,13 @@ def settle(
     overlay, for pins since moved or kept to some boards, goes; what is still missing is
     appended, under [all] if the file ends in a conditional section. An `include FILE`
     (`read` gives its text, None if there is none) is followed where it stands, as the
-    firmware does: its lines count, but only this file is edited. Line endings kept."""
+    firmware does: its lines count, but only this file is edited (a file already being
+    read is not read again, nor one off the boot partition). Line endings kept."""
     params = {w: _param(m[2]) for w in wanted if (m := DTPARAM.fullmatch(w))}
     want = dict(params.values())
     done: set[str] = set()  # the dtparams (by name) and overlay lines in effect for every Pi
     everywhere = True
+    reading: list[str] = []  # the included files being read, outermost first
 
     def see(line: str, depth: int) -> str | None:
         """The line as it is to stay (None: it goes), its effect noted; included lines
@@ -99,9 +102,13 @@ def settle(
         s = line.strip()
         if s.startswith("[") and s.endswith("]"):
             everywhere = s == "[all]"  # [all] ends every filter; any other narrows what follows
-        elif s.startswith("include ") and depth < MAX_INCLUDES:
-            for included in (read(s.partition(" ")[2].strip()) or "").splitlines():
-                see(included, depth + 1)
+        elif s.startswith("include ") and len(reading) < MAX_INCLUDES:
+            name = posixpath.normpath(s.partition(" ")[2].strip())
+            if name not in reading and not name.startswith(("/", "..")):  # on the partition
+                reading.append(name)  # and not a loop: a file including itself 8 times,
+                for included in (read(name) or "").splitlines():  # 8 deep, is 8^8 reads
+                    see(included, depth + 1)
+                reading.pop()
         elif OURS.match(s) and depth == 0:
             if not (everywhere and s in wanted):
                 return None  # for pins since moved, or kept to some boards: it goes
@@ -204,9 +211,7 @@ class Installer:
     def i2c(self) -> None:
         if self.dry or shutil.which("raspi-config"):
             self.run("raspi-config", "nonint", "do_i2c", "0")
-        boot = next((b for b in BOOT_CONFIGS if self.path(b).exists()), BOOT_CONFIGS[0])
-        target = self.path(boot)
-        text = target.read_bytes().decode(errors="surrogateescape") if target.exists() else ""
+        boot, text = self.boot_config
         settled = settle(
             text,
             [*I2C_LINES, *self.spi_lines(), *self.pwm_lines()],
@@ -215,6 +220,20 @@ class Installer:
         if settled != text:
             self.write(boot, settled)
             print("  I2C and PWM take effect after a reboot")
+
+    @functools.cached_property
+    def boot_config(self) -> tuple[Path, str]:
+        """config.txt (where this Pi has it) and its text, read as the kept config is; one
+        that cannot be read stops the install before anything is changed."""
+        boot = next((b for b in BOOT_CONFIGS if self.path(b).exists()), BOOT_CONFIGS[0])
+        if not (self.path(boot).exists() or self.path(boot).is_symlink()):
+            return boot, ""
+        try:
+            return boot, self.files.read(self.path(boot), MAX_BYTES).decode(
+                errors="surrogateescape"
+            )
+        except self.files.Refused as e:
+            sys.exit(f"install: {boot}: {e}; nothing was changed: put a regular config.txt back")
 
     def boot_file(self, boot: Path, name: str) -> str | None:
         """A file config.txt includes, beside it, as the firmware finds it (None: none)."""
@@ -225,7 +244,8 @@ class Installer:
 
     def spi_lines(self) -> list[str]:
         """SPI0 on, only if the config (when there is one) puts the display on it."""
-        keys = {k: str(v).lower() for k, v in self.kept_table("display").items()}  # as read
+        display = self.kept_table("display")  # as the unit reads it: strings only
+        keys = {k: v.lower() for k, v in display.items() if isinstance(v, str)}
         on = keys.get("interface") == "spi" and keys.get("driver") != "none"
         return ["dtparam=spi=on"] if on else []
 
@@ -286,7 +306,8 @@ class Installer:
         self.run("systemctl", "restart", "cityunit.service")
 
     def install(self) -> None:
-        self.kept  # noqa: B018  # a config that cannot be read is said first, once
+        # What is read is read first: a file that cannot be is said before any change.
+        self.kept, self.boot_config  # noqa: B018
         self.packages()
         self.i2c()
         self.user()

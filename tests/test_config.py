@@ -169,6 +169,20 @@ def test_valid_values_are_taken() -> None:
             )
             for port in ("/dev//serial0", "//dev/serial0", "/dev/./serial0", "/tmp/../dev/ttyS0")
         ),
+        # ... and pyserial's URLs that open the UART: the path they wrap, a pattern
+        *(
+            (
+                f"[console]\nport = '{port}'\n[pins]\nbuild = 15",
+                "unit.toml: pins.build: GPIO15 is the UART's RXD line",
+            )
+            for port in ("spy:///dev/serial0", "ALT:///dev/ttyAMA0?class=x", "hwgrep://ttyS")
+        ),
+        # a path of 60,000 characters is shown cut short, as every value
+        (
+            "[console]\nport = '/dev/serial0" + "/." * 30_000 + "'\n[pins]\nbuild = 15",
+            "unit.toml: pins.build: GPIO15 is the UART's RXD line, which console.port"
+            " '/dev/serial0/././.../././././././././.' uses; choose another pin",
+        ),
         ("[console]\nport = 'ttyS0'", "unit.toml: console.port: 'ttyS0' is not a device path"),
         (
             "[power]\nshutdown_command = ['']",
@@ -465,3 +479,18 @@ def test_a_huge_number_for_any_whole_number_key_is_one_short_line(
         load(file)
     assert all(len(line) < 300 for line in info.value.lines), info.value.lines
     assert any(f"{path}: " in line for line in info.value.lines), info.value.lines
+
+
+def test_run_off_keeps_the_files_output_pins_where_a_default_would_collide(
+    tmp_path: Path,
+) -> None:
+    """`auction = "x"` falls back to GPIO17, which the file gives the buzzer: the buzzer
+    the file names must still be the one `run --off` silences."""
+    path = tmp_path / "config.toml"
+    path.write_text('[pins]\nauction = "x"\nled = 5\nbuzzer = 17\n')
+    salvaged, mistakes = config.salvage(path)
+    assert (salvaged.pins.led, salvaged.pins.buzzer) == (5, 17)
+    assert mistakes and mistakes[0].startswith(f"{path}: pins.auction: must be a whole number")
+    path.write_text("[pins]\nled = 2\nbuzzer = 13\n")  # the LED on the display's SDA
+    salvaged, _ = config.salvage(path)
+    assert (salvaged.pins.led, salvaged.pins.buzzer) == (13, 18), "defaults, never a clash"

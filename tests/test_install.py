@@ -476,3 +476,60 @@ def test_an_included_file_is_followed_where_config_txt_includes_it(tmp_path: Pat
     assert text.startswith(ALREADY_RIGHT + "include extra.txt\n[all]\n"), "only config.txt edited"
     install(tmp_path)
     assert boot.read_text() == text, "once"
+
+
+def _dry_run(root: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(INSTALL), "--root", str(root)],
+        capture_output=True, text=True, timeout=timeout,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("plant", ["fifo", "directory", "link to /dev/zero"])
+def test_a_config_txt_it_cannot_read_stops_the_install_before_any_change(
+    tmp_path: Path, plant: str
+) -> None:
+    """A FIFO hung it, /dev/zero took the memory, a directory was a traceback."""
+    boot = tmp_path / "boot/firmware/config.txt"
+    boot.parent.mkdir(parents=True)
+    if plant == "fifo":
+        os.mkfifo(boot)
+    elif plant == "directory":
+        boot.mkdir()
+    else:
+        boot.symlink_to("/dev/zero")
+    result = _dry_run(tmp_path)
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    assert result.stderr.startswith("install: /boot/firmware/config.txt: ")
+    assert "nothing was changed" in result.stderr and "+ apt-get" not in result.stdout
+
+
+@pytest.mark.parametrize(
+    "includes",
+    ["include config.txt\n" * 8, "include a\x00b\n", "include ../../../outside.txt\n"],
+    ids=["itself eight times", "a NUL", "off the partition"],
+)
+def test_includes_that_loop_or_leave_the_boot_partition_are_not_followed(
+    tmp_path: Path, includes: str
+) -> None:
+    """A file including itself 8 times, 8 deep, was 8^8 reads (minutes); a NUL was a
+    traceback; `..` read a file off the partition (here, outside the dry run's root)."""
+    root = tmp_path / "root"
+    boot = root / "boot/firmware/config.txt"
+    boot.parent.mkdir(parents=True)
+    boot.write_text(ALREADY_RIGHT + includes)
+    (tmp_path / "outside.txt").write_text("dtparam=i2c_arm=off\n")
+    result = _dry_run(root, timeout=20)
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+    assert boot.read_text() == ALREADY_RIGHT + includes, "nothing to add: none was followed"
+
+
+def test_a_huge_number_in_the_kept_config_is_not_a_traceback(tmp_path: Path) -> None:
+    boot = tmp_path / "boot/firmware/config.txt"
+    boot.parent.mkdir(parents=True)
+    boot.write_text(BOOKWORM)
+    kept = tmp_path / "etc/cityunit/config.toml"
+    kept.parent.mkdir(parents=True)
+    kept.write_text("[display]\ninterface = 0x" + "f" * 4000 + "\n")  # str() of it raised
+    install(tmp_path)
+    assert_in_effect_for_every_pi(boot.read_text())

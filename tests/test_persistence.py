@@ -7,6 +7,7 @@ import logging
 import os
 import random
 import signal
+import stat
 import subprocess
 import sys
 import threading
@@ -51,6 +52,12 @@ def test_a_saved_state_reads_back(tmp_path: Path) -> None:
         json.dumps({**STATE, "version": 1, "paused": "no"}).encode(),
         json.dumps({**STATE, "version": 1, "settings": ["volume", "off"]}).encode(),
         json.dumps({**STATE, "version": 1, "settings": {"volume": 0}}).encode(),
+        # Issue 20's second look: what json.loads takes but a saved game never is
+        json.dumps({**STATE, "version": True}).encode(),
+        json.dumps({**STATE, "version": 1.0}).encode(),
+        json.dumps({**STATE, "version": 1, "power": True, "hour": 0}).encode(),  # hour 0: OFF
+        b"\xef\xbb\xbf" + json.dumps({**STATE, "version": 1}).encode(),
+        json.dumps({**STATE, "version": 1}).encode("utf-16"),
     ],
 )
 def test_a_truncated_or_corrupt_file_is_logged_and_ignored(
@@ -439,3 +446,42 @@ def test_advances_ok_comes_once_what_it_reached_is_on_disk(
             session.receive(line)
     saved = on_disk[-1]
     assert saved is not None and saved["hour_elapsed_ms"] >= 600_000 - 5_000, saved
+
+
+@pytest.mark.parametrize("plant", ["fifo", "directory", "link", "/dev/null"])
+def test_a_lock_planted_as_anything_but_a_file_is_set_aside_and_the_lock_holds(
+    tmp_path: Path, plant: str
+) -> None:
+    """A FIFO or a device planted as .lock stopped every start (ftruncate's EINVAL); a
+    directory, a socket or a link turned the lock off, and two units shared one game."""
+    lock = tmp_path / store.LOCK
+    if plant == "fifo":
+        os.mkfifo(lock)
+    elif plant == "directory":
+        lock.mkdir()
+    elif plant == "link":
+        lock.symlink_to(tmp_path / "elsewhere")
+    else:
+        os.mknod(lock, 0o666 | stat.S_IFCHR, os.stat(plant).st_rdev)
+    with store.Saver(tmp_path) as first:
+        with pytest.raises(store.Busy):
+            store.Saver(tmp_path)
+        first.save(STATE)
+    assert (tmp_path / f"{store.LOCK}.bad").is_symlink() or (
+        tmp_path / f"{store.LOCK}.bad"
+    ).exists()
+    assert store.load(tmp_path / store.FILENAME) is not None
+
+
+def test_a_unit_that_cannot_lock_leaves_other_writers_temp_files_alone(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    (tmp_path / store.LOCK).mkdir()
+    (tmp_path / f"{store.LOCK}.bad").mkdir()
+    (tmp_path / f"{store.LOCK}.bad" / "x").touch()  # nor can it be set aside: not empty
+    temp = tmp_path / f".{store.FILENAME}.abc123.tmp"
+    temp.write_bytes(b"another writer's, mid-save")
+    with caplog.at_level(logging.ERROR):
+        store.Saver(tmp_path).close()
+    assert "cannot lock the state directory" in caplog.text
+    assert temp.exists(), "not ours to clear without the lock"

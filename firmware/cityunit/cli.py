@@ -92,7 +92,7 @@ def _leave_off(path: Path | None) -> int:
     if mistakes:
         print("cityunit run --off: the outputs are set off on the pins the file gives where it"
               " can be read, the defaults' elsewhere", file=sys.stderr)  # fmt: skip
-    with Parts(config, lambda name, level: None, pin_factory(), pwm_root()):
+    with Parts(config, lambda name, level: None, pin_factory(), pwm_root(), inputs=False):
         panel = configured_panel(config)
         if panel is not None:
             Display(panel).close()  # started if it answers, blanked

@@ -202,6 +202,19 @@ def _check_odds(value: Any) -> tuple[Any, str | None]:
 
 def parse(data: dict[str, Any], source: str) -> Config:
     """Build a Config from TOML data; every mistake is collected before raising."""
+    config, errors = _read_keys(data, source)
+    errors += _cross_checks(config) + _system_checks(config.system)
+    if errors:
+        lines = [f"{source}: {e}" for e in errors[:MAX_ERRORS]]
+        if len(errors) > MAX_ERRORS:
+            lines.append(f"{source}: ... and {len(errors) - MAX_ERRORS:,} more mistakes")
+        raise ConfigError(lines)
+    return config
+
+
+def _read_keys(data: dict[str, Any], source: str) -> tuple[Config, list[str]]:
+    """Each key converted on its own; one that fails keeps its default (so the
+    cross-checks still see the rest), with its mistake."""
     fields = _fields()
     values: dict[str, dict[str, Any]] = {attr: {} for attr in SECTIONS}
     errors = []
@@ -229,15 +242,8 @@ def parse(data: dict[str, Any], source: str) -> Config:
                 errors.append(f"{path}: {reason}")
             else:
                 values[attr][f.name] = converted
-    # Keys that failed keep their defaults, so the cross-checks still see the rest.
     config = Config(**{attr: SECTIONS[attr](**v) for attr, v in values.items()}, source=source)
-    errors += _cross_checks(config) + _system_checks(config.system)
-    if errors:
-        lines = [f"{source}: {e}" for e in errors[:MAX_ERRORS]]
-        if len(errors) > MAX_ERRORS:
-            lines.append(f"{source}: ... and {len(errors) - MAX_ERRORS:,} more mistakes")
-        raise ConfigError(lines)
-    return config
+    return config, errors
 
 
 def _cross_checks(config: Config) -> list[str]:
@@ -264,14 +270,11 @@ def _cross_checks(config: Config) -> list[str]:
             ' ["systemctl", "poweroff"]): without it the unit cannot shut the Pi down'
         )
     port = config.system.console_port
-    parts, bus = config.parts, dict[int, str]()
+    parts = config.parts
     used = [(getattr(config.pins, f.name), f.metadata["path"]) for f in dataclasses.fields(Pins)]
+    bus = _bus(parts)
     if parts.display != "none" and parts.interface == "spi":
-        bus = {pin: f"SPI {line}" for pin, line in SPI_PINS.items()}
         used += [(parts.dc_pin, "display.dc_pin"), (parts.reset_pin, "display.reset_pin")]
-    elif parts.display != "none" and parts.i2c_port in I2C_PINS:
-        sda, scl = I2C_PINS[parts.i2c_port]
-        bus = {sda: f"I2C{parts.i2c_port} SDA", scl: f"I2C{parts.i2c_port} SCL"}
     seen: dict[int, str] = {}
     for pin, path in used:
         if pin in seen:
@@ -279,12 +282,42 @@ def _cross_checks(config: Config) -> list[str]:
         seen.setdefault(pin, path)
         if pin in bus:
             errors.append(f"{path}: GPIO{pin} is the display's {bus[pin]} line; choose another pin")
-        if pin in UART_PINS and _device(port) in {_device(p) for p in UART_PORTS}:
+        if pin in UART_PINS and _on_uart(port):
             errors.append(
                 f"{path}: GPIO{pin} is the UART's {UART_PINS[pin]} line, which console.port"
-                f" {port!r} uses; choose another pin"
+                f" {_show(port)} uses; choose another pin"
             )
     return errors
+
+
+def _bus(parts: Parts) -> dict[int, str]:
+    """The display's bus pins, by name: SPI0's, or those of its I2C bus."""
+    if parts.display == "none":
+        return {}
+    if parts.interface == "spi":
+        return {pin: f"SPI {line}" for pin, line in SPI_PINS.items()}
+    if parts.i2c_port in I2C_PINS:
+        sda, scl = I2C_PINS[parts.i2c_port]
+        return {sda: f"I2C{parts.i2c_port} SDA", scl: f"I2C{parts.i2c_port} SCL"}
+    return {}
+
+
+def _on_uart(port: str) -> bool:
+    """Whether console.port opens the Pi's UART: as a path, or through pyserial's URLs
+    that open a path they wrap (spy://, alt://) or the first port a pattern matches
+    (hwgrep://, which also looks at the ports' descriptions: any UART name counts)."""
+    scheme, url, rest = port.partition("://")
+    if url and scheme.lower() == "hwgrep":
+        names = {name for p in UART_PORTS for name in (p, _device(p))}
+        try:
+            return any(re.search(rest.partition("&")[0], name, re.I) for name in names)
+        except (re.error, RecursionError, OverflowError):  # pyserial could not open it
+            return False
+    if url and scheme.lower() in ("spy", "alt"):
+        port = rest.partition("?")[0]
+    elif url:
+        return False
+    return _device(port) in {_device(p) for p in UART_PORTS}
 
 
 def _device(path: str) -> str:
@@ -346,31 +379,29 @@ def load(path: Path | None) -> Config:
 
 
 def salvage(path: Path | None) -> tuple[Config, list[str]]:
-    """What `run --off` silences the outputs from, whatever the file holds: every key of
-    the pins, parts and system that can be read, the defaults for the rest (the game's
-    rules are not needed), and the file's mistakes (none: the config itself)."""
+    """What `run --off` silences the outputs from, whatever the file holds: each key that
+    reads on its own, the defaults for the rest, and the file's mistakes (none: the config
+    itself). Only the outputs matter there, so the cross-checks are not asked; an output
+    they would refuse (on the other output's pin, or on the display's bus) keeps its
+    default, so the file's pins win wherever they can."""
     try:
         return load(path), []
     except ConfigError as e:
         mistakes = e.lines
     source = str(path or DEFAULT_PATH)
     try:
-        data = _data(path or DEFAULT_PATH)
+        config, _ = _read_keys(_data(path or DEFAULT_PATH), source)
     except ConfigError:
         return Config(), mistakes
-    needed = {f.metadata["path"] for cls in (Pins, Parts, System) for f in dataclasses.fields(cls)}
-    tables = {s: t for s, t in data.items() if isinstance(t, dict)}
-    kept = {s: {k: v for k, v in t.items() if f"{s}.{k}" in needed} for s, t in tables.items()}
-    while True:  # each round drops a key a mistake names: at most one round per key
-        try:
-            return parse(kept, source), mistakes
-        except ConfigError as e:
-            named = [line.removeprefix(f"{source}: ").partition(":")[0] for line in e.lines]
-            wrong = [key.partition(".") for key in named]
-            if not any(name in kept.get(section, {}) for section, _, name in wrong):
-                return Config(), mistakes
-            for section, _, name in wrong:
-                kept.get(section, {}).pop(name, None)
+    pins, default = config.pins, Pins()
+    taken = set(_bus(config.parts))
+    led = pins.led if pins.led not in taken else default.led
+    buzzer = pins.buzzer if pins.buzzer not in taken | {led} else default.buzzer
+    if buzzer == led:
+        led, buzzer = default.led, default.buzzer
+    return dataclasses.replace(
+        config, pins=dataclasses.replace(pins, led=led, buzzer=buzzer)
+    ), mistakes
 
 
 def _data(path: Path) -> dict[str, Any]:

@@ -45,6 +45,8 @@ def read(path: Path, limit: int, *, follow: bool = True) -> bytes:
         with open(fd, "rb") as f:
             _regular(os.fstat(fd).st_mode)
             raw = f.read(limit + 1)
+    except ValueError:  # a NUL in the name, which no file has
+        raise Refused("cannot read: a NUL in its name") from None
     except OSError as e:
         if e.errno == errno.ELOOP and not follow:
             raise Refused("is a symbolic link, not a regular file") from None

@@ -89,7 +89,9 @@ class Parts:
         pwm_root: Path | None = None,
         device_tree: Path = pwm.DEVICE_TREE,
         on_fault: Callable[[str, str], None] = lambda part, detail: None,
+        inputs: bool = True,
     ) -> None:
+        """`inputs` false: the outputs alone (`run --off` touches no other pin)."""
         pins = config.pins
         self._devices: list[Closeable] = []
         self._on_fault = on_fault  # a hardware channel failed mid-run: (part, detail)
@@ -105,6 +107,7 @@ class Parts:
             # Plain inputs rather than gpiozero Buttons: holds are timed by the core, and
             # Button's hold thread would cost a thread per button (and ~0.4 s to close).
             contacts = {"auction": pins.auction, "build": pins.build, "power": pins.power}
+            contacts = contacts if inputs else {}
             self.inputs = {
                 name: self._own(
                     DigitalInputDevice(pin, pull_up=True, bounce_time=None, pin_factory=factory)

@@ -13,6 +13,7 @@ import fcntl
 import json
 import logging
 import os
+import stat
 import tempfile
 import threading
 from pathlib import Path
@@ -73,7 +74,7 @@ def read(path: Path) -> dict[str, Any] | None:
     file is bounded like the config (a regular file, not a link, at most MAX_BYTES), and
     JSON nested past what a state needs is refused, not recursed into."""
     try:
-        data = json.loads(files.read(path, MAX_BYTES, follow=False))
+        data = json.loads(files.text(files.read(path, MAX_BYTES, follow=False)))
     except files.Refused as e:
         if e.missing:
             return None
@@ -82,7 +83,7 @@ def read(path: Path) -> dict[str, Any] | None:
         raise Unusable("nested too deep") from None
     except ValueError as e:  # JSON's errors, and its limit on a number's digits
         raise Unusable(f"not the JSON of a saved game ({str(e)[:80]})") from None
-    if not isinstance(data, dict) or data.get("version") != VERSION or not _valid(data):
+    if not isinstance(data, dict) or not _valid(data):
         raise Unusable("saved state of an unknown form")
     return data
 
@@ -109,11 +110,12 @@ def _valid(data: dict[str, Any]) -> bool:
 
     history = data.get("history")
     return (
-        names("settings")
+        whole("version", VERSION, VERSION)  # not true, nor 1.0
+        and names("settings")
         and names("config")
         and isinstance(data.get("power"), bool)
         and isinstance(data.get("paused"), bool)
-        and whole("hour", 0, 1_000_000)
+        and whole("hour", 1 if data.get("power") else 0, 1_000_000)  # hour 0: never ON
         and whole("session_hours", 0, 1_000_000)
         and whole("hour_elapsed_ms", 0, 3_600_000)
         and isinstance(history, list)
@@ -123,12 +125,24 @@ def _valid(data: dict[str, Any]) -> bool:
 
 def _lock(directory: Path) -> int | None:
     """The directory's lock, held until its descriptor closes (a kill -9 closes it too);
-    Busy if another process holds it. A lock that cannot be taken for another reason (a
-    read-only card) is logged: the unit plays on, and each failed save says why."""
+    Busy if another process holds it. Anything but a regular file planted in its place
+    (a link, a FIFO, a device, a directory) is set aside unopened, as an unusable state
+    file is. A lock that cannot be taken for another reason (a read-only card) is logged:
+    the unit plays on, and each failed save says why."""
+    path = directory / LOCK
     try:
-        fd = os.open(directory / LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        with contextlib.suppress(FileNotFoundError):
+            if not stat.S_ISREG(path.lstat().st_mode):
+                os.replace(path, path.with_name(f"{LOCK}.bad"))
+                log.warning("%s: not a regular file; set aside as %s.bad", path, LOCK)
+        flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+        fd = os.open(path, flags, 0o644)
     except OSError as e:
         log.error("%s: cannot lock the state directory: %s", directory, e.strerror or e)
+        return None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped in since the look
+        os.close(fd)
+        log.error("%s: cannot lock the state directory: %s is not a regular file", directory, LOCK)
         return None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -151,9 +165,10 @@ class Saver:
     def __init__(self, directory: Path) -> None:
         self.path = directory / FILENAME
         self._lock = _lock(directory)
-        for stale in directory.glob(f".{FILENAME}.*.tmp"):  # a killed writer's: ours now
+        stale = directory.glob(f".{FILENAME}.*.tmp") if self._lock is not None else ()
+        for temp in stale:  # a killed writer's, and only ours to clear once we hold the lock
             with contextlib.suppress(OSError):
-                stale.unlink()
+                temp.unlink()
         self._cond = threading.Condition()
         self._pending: bytes | None = None
         self._busy = False

@@ -7,6 +7,7 @@ states) and a luma `dummy` device holding the exact image an OLED would get.
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 from gpiozero.pins.mock import MockFactory, MockPWMPin
@@ -80,7 +81,10 @@ class SimBoard(Board):
         no frame is rendered at all (STATE's screen is text, from the core)."""
         self.seed = seed
         self.factory = MockFactory(pin_class=MockPWMPin)
-        saved = None if state_dir is None else store.load(state_dir / store.FILENAME)
+        saved = None
+        if state_dir is not None:  # a peek: the Board says what is wrong with it, once
+            with contextlib.suppress(store.Unusable):
+                saved = store.read(state_dir / store.FILENAME)
         if saved is not None and saved.get("power"):  # as a Pi whose switch stayed ON
             switch = self.factory.pin(config.pins.power, pin_class=SwitchPin)
             switch.on = True
