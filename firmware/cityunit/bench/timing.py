@@ -3,6 +3,7 @@ deadlines are, what it costs at rest, how fast it starts."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import resource
@@ -139,3 +140,33 @@ def _rss_mb(pid: int) -> float:
     except OSError:
         pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def config_check(rounds: int = 3) -> dict[str, float]:
+    """The slowest check of a config at its 64 KiB limit, over the shapes that cost the
+    parser most (each its best of `rounds`): a start, `--check` and a reload wait for it."""
+    from cityunit import config
+
+    lines = config.MAX_BYTES // 8
+    shapes = [
+        "x = [" + "1," * (config.MAX_BYTES // 2 - 4) + "]\n",  # a long array
+        "[game]\n" + "".join(f"k{i} = 1\n" for i in range(lines)),  # thousands of keys
+        "".join(f"[t{i}]\n" for i in range(lines)),  # thousands of tables
+        "[" + ".".join(["a"] * (config.MAX_BYTES // 2 - 2)) + "]\n",  # a long dotted key
+        " \t" * (config.MAX_BYTES // 2 - 1) + "\n",  # a blank line
+        "a = " + "[" * 496 + "]" * 496 + "\n",  # nesting to the parser's limit
+        'x = "' + "\\n" * (config.MAX_BYTES // 2 - 4) + '"\n',  # a string of escapes
+    ]
+    worst = 0.0
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "config.toml"
+        for shape in shapes:
+            path.write_text(shape[: config.MAX_BYTES])
+            times = []
+            for _ in range(rounds):
+                t0 = time.perf_counter_ns()
+                with contextlib.suppress(config.ConfigError):
+                    config.load(path)
+                times.append(_ms(time.perf_counter_ns() - t0))
+            worst = max(worst, min(times))
+    return {"config_check_worst_ms": round(worst, 1)}
