@@ -1,4 +1,5 @@
-"""The code stays clean: ruff (lint and format), mypy --strict, and the size of its parts."""
+"""The code stays clean: ruff (lint and format), mypy --strict, the size of its parts, and
+imports that go one way."""
 
 from __future__ import annotations
 
@@ -40,3 +41,58 @@ def test_no_function_or_class_is_too_long() -> None:
                 if lines > limit:
                     too_long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}: {lines}")
     assert too_long == []
+
+
+def _modules() -> dict[str, Path]:
+    """Every module of firmware/ and sim/ by its import name."""
+    found = {}
+    for path in SOURCES:
+        parts = list(path.relative_to(ROOT).with_suffix("").parts[1:])
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
+    """The project's modules `name` imports, anywhere in it (type-only imports too: a
+    circle drawn only for the type checker is still a circle in the design)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    named: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            named.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*up, base] if base else up)
+            named.update(
+                f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names
+            )
+    imported = set()
+    for target in named:
+        while target and target not in modules:
+            target = target.rpartition(".")[0]
+        if target and target != name:
+            imported.add(target)
+    return imported
+
+
+def test_no_import_circle_in_firmware_or_sim() -> None:
+    """Each module's imports go one way: a circle (the core's modes reaching back into the
+    unit, once) makes every module in it depend on all the others."""
+    modules = _modules()
+    graph = {name: _imports(name, path, modules) for name, path in modules.items()}
+    circles = []
+    for start in graph:  # a path from a module's imports back to the module
+        seen, todo = set(), list(graph[start])
+        while todo:
+            name = todo.pop()
+            if name == start:
+                circles.append(start)
+                break
+            if name not in seen:
+                seen.add(name)
+                todo += graph[name]
+    assert circles == [], f"modules on an import circle: {', '.join(sorted(circles))}"

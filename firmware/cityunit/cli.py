@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeAlias
 
 from cityunit import __version__
-from cityunit.__main__ import EARLY
 
 if TYPE_CHECKING:
     from gpiozero.pins import Factory
@@ -532,7 +531,7 @@ def main(argv: list[str] | None = None, early: list[int] | None = None) -> int:
     command: Callable[[argparse.Namespace], int] = args.func
     args.early = [] if early is None else early
     if early is not None and command not in (_run, _sim):  # the others keep the defaults
-        for sig in EARLY:
+        for sig in (signal.SIGTERM, signal.SIGHUP):  # those __main__ catches, as they were
             signal.signal(sig, signal.SIG_DFL)
         if early:
             signal.raise_signal(early[0])

@@ -8,22 +8,36 @@ lives here, not in a mode: one timer for the next warning beep or the end of the
 from __future__ import annotations
 
 from collections import deque
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from cityunit import settings, sounds
+from cityunit.cues import Cues
 from cityunit.events import EventKind
 from cityunit.hour import HOUR_MS, HourClock
 from cityunit.permit import Permit
 from cityunit.rules import Rules, warning_times
-
-if TYPE_CHECKING:
-    from cityunit.unit import Unit
+from cityunit.timers import Timers
 
 HISTORY = 10  # permits kept for the menu's "last permits"
 
 
+class Host(Protocol):
+    """What the game needs of the unit it is played on (the unit is one)."""
+
+    now: int
+    timers: Timers
+    cues: Cues
+
+    def emit(self, kind: EventKind, **data: Any) -> None: ...
+
+    def worth_saving(self) -> None: ...
+
+    def hour_over(self) -> None:
+        """The last hour is up: the mode on show decides what follows."""
+
+
 class Game:
-    def __init__(self, unit: Unit, rules: Rules) -> None:
+    def __init__(self, unit: Host, rules: Rules) -> None:
         self._unit = unit
         self.rules = rules
         self.config_rules = rules  # what the config file says, before the table's settings
@@ -95,7 +109,7 @@ class Game:
     def end(self) -> None:
         """The last hour is up: the clock stops, and the mode shown decides what follows."""
         self.clock = self.clock.stopped(self._unit.now)
-        self._unit.mode.hour_over()
+        self._unit.hour_over()
 
     def toggle_pause(self) -> None:
         """Both buttons held: the game clock stops or goes on (not once the game is over)."""

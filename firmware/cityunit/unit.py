@@ -263,7 +263,7 @@ class Unit:
     def settings(self) -> dict[str, str]:
         return settings.read(self.game.rules)
 
-    # ----- what modes and the game ask of the unit ----------------------------------------
+    # ----- what modes and the game ask of the unit (modes.Context, game.Host) -------------
 
     def emit(self, kind: EventKind, **data: Any) -> None:
         self._effects.events.append(Event(self.now, kind, data))
@@ -299,6 +299,21 @@ class Unit:
 
     def game_over(self) -> None:
         self.enter(modes.GameOver(self))
+
+    def to_idle(self, sold: bool | None = None) -> None:
+        self.enter(modes.Idle(self, sold=sold))
+
+    def to_auction(self) -> None:
+        self.enter(modes.Auction(self))
+
+    def to_draw(self) -> None:
+        self.enter(modes.Draw(self))
+
+    def to_menu(self) -> None:
+        self.enter(modes.Menu(self))
+
+    def hour_over(self) -> None:
+        self.mode.hour_over()
 
     # ----- gestures and the switch ---------------------------------------------------------
 

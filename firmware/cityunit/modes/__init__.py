@@ -1,5 +1,5 @@
-"""The unit's modes, one class each. Modes name each other through this package
-(`modes.Auction`), so their modules can refer to one another without import cycles."""
+"""The unit's modes, one class each. A mode hands over to another through its Context
+(`unit.to_auction()`), so no mode's module imports another's: the unit builds them."""
 
 from cityunit.modes.auction import Auction
 from cityunit.modes.base import Mode

@@ -3,16 +3,11 @@ beeps and fast flashing, then SOLD. A tap stops it early, a long press cancels i
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from cityunit import modes, sounds
+from cityunit import sounds
 from cityunit.events import EventKind
 from cityunit.gestures import Button
-from cityunit.modes.base import Mode
+from cityunit.modes.base import Context, Mode
 from cityunit.screens import AuctionScreen, Screen
-
-if TYPE_CHECKING:
-    from cityunit.unit import Unit
 
 FRAME_MS = 500  # the dots move on this often
 
@@ -20,7 +15,7 @@ FRAME_MS = 500  # the dots move on this often
 class Auction(Mode):
     name = "auction"
 
-    def __init__(self, unit: Unit) -> None:
+    def __init__(self, unit: Context) -> None:
         super().__init__(unit)
         self._final = self.timer(self._final_phase)
         self._end = self.timer(lambda: self.end(stopped=False))
@@ -63,7 +58,7 @@ class Auction(Mode):
         if self._game_over:
             unit.game_over()
         else:
-            unit.enter(modes.Idle(unit, sold=None if cancelled else stopped))
+            unit.to_idle(sold=None if cancelled else stopped)
 
     # ----- what it shows --------------------------------------------------------------
 

@@ -1,4 +1,5 @@
-"""What every mode is: what it shows, how its light goes, what each gesture means in it.
+"""What every mode is: what it shows, how its light goes, what each gesture means in it,
+and the one interface through which it acts on the unit (`Context`).
 
 A mode owns the timers it makes: the unit calls `enter` when it takes over and `leave`
 when another does, and leaving cancels every timer the mode holds, so no deadline of
@@ -7,24 +8,53 @@ an old mode can ever fire into a new one.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar, Protocol
 
 from cityunit import sounds
+from cityunit.game import Game, Host
 from cityunit.gestures import Button
 from cityunit.patterns import Pattern
 from cityunit.permit import Permit
 from cityunit.screens import Blank, Screen
 from cityunit.timers import Timer
 
-if TYPE_CHECKING:
-    from cityunit.unit import Unit
+
+class Context(Host, Protocol):
+    """What a mode may do with the unit it runs on: its time and timers, its cues, the
+    game and its rules, the random source, events, and asking for another mode. A mode
+    names the modes it hands over to through this, never their classes (a mode's module
+    imports no other mode's), and the unit is the one place that builds them."""
+
+    present: int  # the loop's time as it handles the latest input (a late press's click)
+    game: Game
+    rng: random.Random
+
+    def enter(self, mode: Mode) -> None: ...
+
+    def to_idle(self, sold: bool | None = None) -> None:
+        """The hour screen; `sold`: an auction just ended (True: stopped early)."""
+
+    def to_auction(self) -> None: ...
+
+    def to_draw(self) -> None: ...
+
+    def to_menu(self) -> None: ...
+
+    def game_over(self) -> None: ...
+
+    def new_hour(self) -> None: ...
+
+    def new_game(self) -> None: ...
+
+    def request_shutdown(self) -> None: ...
 
 
 class Mode:
     name: ClassVar[str]  # as the console's STATE says it
 
-    def __init__(self, unit: Unit) -> None:
+    def __init__(self, unit: Context) -> None:
         self.unit = unit
         self._timers: list[Timer] = []
 

@@ -3,15 +3,10 @@ reminder every minute until the switch is cycled or a long AUCTION press starts 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from cityunit import sounds
 from cityunit.gestures import Button
-from cityunit.modes.base import Mode
+from cityunit.modes.base import Context, Mode
 from cityunit.screens import HourEndScreen, Screen
-
-if TYPE_CHECKING:
-    from cityunit.unit import Unit
 
 REMINDER_MS = 60_000
 
@@ -19,7 +14,7 @@ REMINDER_MS = 60_000
 class GameOver(Mode):
     name = "hour_end"
 
-    def __init__(self, unit: Unit) -> None:
+    def __init__(self, unit: Context) -> None:
         super().__init__(unit)
         self._reminder = self.timer(self._remind)
 

@@ -2,15 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from cityunit import modes
 from cityunit.gestures import Button
-from cityunit.modes.base import Mode
+from cityunit.modes.base import Context, Mode
 from cityunit.screens import HourScreen, Screen, SoldScreen
-
-if TYPE_CHECKING:
-    from cityunit.unit import Unit
 
 SOLD_SHOW_MS = 3_000
 RESUMED_SHOW_MS = 8_000
@@ -19,7 +13,7 @@ RESUMED_SHOW_MS = 8_000
 class Idle(Mode):
     name = "idle"
 
-    def __init__(self, unit: Unit, sold: bool | None = None, resumed: bool = False) -> None:
+    def __init__(self, unit: Context, sold: bool | None = None, resumed: bool = False) -> None:
         """`sold`: an auction just ended (True: stopped early); `resumed`: after a restart."""
         super().__init__(unit)
         self._sold = sold
@@ -56,12 +50,14 @@ class Idle(Mode):
         return banner
 
     def tap(self, button: Button) -> None:
-        mode = modes.Auction if button is Button.AUCTION else modes.Draw
-        self.unit.enter(mode(self.unit))
+        if button is Button.AUCTION:
+            self.unit.to_auction()
+        else:
+            self.unit.to_draw()
 
     def long(self, button: Button) -> None:
         if button is Button.BUILD:
-            self.unit.enter(modes.Menu(self.unit))
+            self.unit.to_menu()
 
     def chord(self) -> None:
         super().chord()

@@ -3,15 +3,10 @@ a long press of either leaves. It closes by itself when left untouched."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from cityunit import modes, settings, sounds
+from cityunit import settings, sounds
 from cityunit.gestures import Button
-from cityunit.modes.base import Mode
+from cityunit.modes.base import Context, Mode
 from cityunit.screens import MenuScreen, Screen
-
-if TYPE_CHECKING:
-    from cityunit.unit import Unit
 
 ITEMS = [s.name for s in settings.SETTINGS] + ["history", "new_game"]
 IDLE_MS = 30_000  # the menu closes by itself after this long untouched
@@ -20,7 +15,7 @@ IDLE_MS = 30_000  # the menu closes by itself after this long untouched
 class Menu(Mode):
     name = "settings"
 
-    def __init__(self, unit: Unit) -> None:
+    def __init__(self, unit: Context) -> None:
         super().__init__(unit)
         self._close = self.timer(self.close)
         self._item = 0
@@ -30,7 +25,7 @@ class Menu(Mode):
         self._close.set(self.unit.now + IDLE_MS)
 
     def close(self) -> None:
-        self.unit.enter(modes.Idle(self.unit))
+        self.unit.to_idle()
         self.unit.cues.play(sounds.MENU_CLOSE, self.unit.now)
 
     def screen(self, now: int) -> Screen:

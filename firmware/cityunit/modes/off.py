@@ -7,15 +7,10 @@ after switching OFF the screen says so and how to shut it down, and after
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from cityunit import sounds
 from cityunit.events import EventKind
-from cityunit.modes.base import Mode
+from cityunit.modes.base import Context, Mode
 from cityunit.screens import Blank, Screen, ShutdownScreen, StillOnScreen
-
-if TYPE_CHECKING:
-    from cityunit.unit import Unit
 
 SHUTDOWN_MS = 2_000  # the confirmation, before the Pi may halt
 NOTICE_MS = 8_000  # how long "the Pi is still on" shows after switching OFF
@@ -24,7 +19,7 @@ NOTICE_MS = 8_000  # how long "the Pi is still on" shows after switching OFF
 class Off(Mode):
     name = "off"
 
-    def __init__(self, unit: Unit, notice: bool = False, timed: bool = True) -> None:
+    def __init__(self, unit: Context, notice: bool = False, timed: bool = True) -> None:
         """`notice`: just switched OFF (say the Pi runs on); `timed`: count towards
         `power.off_after_minutes` (not once the Pi was asked to halt: a halt that failed
         must not replay the shutdown tune every so often)."""
@@ -73,7 +68,7 @@ class Off(Mode):
 class Shutdown(Off):
     name = "shutdown"
 
-    def __init__(self, unit: Unit) -> None:
+    def __init__(self, unit: Context) -> None:
         super().__init__(unit, timed=False)
         self._done = self.timer(self._confirmed)
 

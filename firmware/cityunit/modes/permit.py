@@ -3,17 +3,12 @@ with its own beeps and blinks, shown for a while. Another BUILD draws again."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from cityunit import modes, sounds
+from cityunit import sounds
 from cityunit.events import EventKind
 from cityunit.gestures import Button
-from cityunit.modes.base import Mode
+from cityunit.modes.base import Context, Mode
 from cityunit.permit import Permit, draw
 from cityunit.screens import PermitScreen, Screen
-
-if TYPE_CHECKING:
-    from cityunit.unit import Unit
 
 STATION_FLASH_MS = 400
 FACES = tuple(Permit)  # the draw animation runs through every face
@@ -22,10 +17,10 @@ FACES = tuple(Permit)  # the draw animation runs through every face
 class Draw(Mode):
     name = "permit"
 
-    def __init__(self, unit: Unit) -> None:
+    def __init__(self, unit: Context) -> None:
         super().__init__(unit)
         self._reveal = self.timer(self._revealed)
-        self._expire = self.timer(lambda: self.unit.enter(modes.Idle(self.unit)))
+        self._expire = self.timer(lambda: self.unit.to_idle())
         self._drawn: Permit | None = None  # decided at the press, shown after the animation
         self._shown: Permit | None = None
         self._since = 0
@@ -72,10 +67,10 @@ class Draw(Mode):
 
     def tap(self, button: Button) -> None:
         if button is Button.AUCTION:
-            self.unit.enter(modes.Auction(self.unit))
+            self.unit.to_auction()
         elif self._shown is not None:  # a new turn; never during the animation
-            self.unit.enter(Draw(self.unit))
+            self.unit.to_draw()
 
     def long(self, button: Button) -> None:
         if button is Button.BUILD and self._shown is not None:
-            self.unit.enter(modes.Idle(self.unit))  # put away
+            self.unit.to_idle()  # put away
