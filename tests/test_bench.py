@@ -75,6 +75,6 @@ def test_the_device_report_says_what_it_cannot_measure(monkeypatch) -> None:
     def no_pins(*args: object, **kw: object) -> None:
         raise BadPinFactory("Unable to load any default pin factory!")
 
-    monkeypatch.setattr(device, "Parts", no_pins)
+    monkeypatch.setattr(device, "loose_parts", no_pins)
     text = device.report(Config(parts=Parts(display="none")), bus=object())
     assert "display: none configured" in text and "pins: cannot open (BadPinFactory" in text

@@ -7,7 +7,6 @@ import signal
 import threading
 import time
 import tomllib
-from functools import partial
 from pathlib import Path
 
 import pytest
@@ -106,13 +105,13 @@ def test_a_reload_that_fails_in_any_way_keeps_the_unit_and_its_config(
 ) -> None:
     """No exception from reading the file reaches the loop: a bug in the checks is a
     logged refusal, not a stopped game."""
-    from cityunit import cli, config
+    from cityunit import board, config
 
     def broken(path: object) -> object:
         raise RecursionError("maximum recursion depth exceeded")
 
     monkeypatch.setattr(config, "load", broken)
-    assert cli._reread(Path("config.toml")) is None
+    assert board._reread(Path("config.toml")) is None
     assert "config not reloaded" in caplog.text and "RecursionError" in caplog.text
 
 
@@ -121,7 +120,7 @@ def test_the_loop_goes_on_while_a_reload_reads_and_checks_the_file(
 ) -> None:
     """Reading is off the loop (a Pi Zero takes a second over a 64 KiB file; the LED and
     the clock stopped for it); the checked config is applied on the loop, in its turn."""
-    from cityunit import cli, config
+    from cityunit import config
 
     reading, release = threading.Event(), threading.Event()
     slow_file = parse(tomllib.loads('[game]\nlanguage = "fr"\n'), "slow.toml")
@@ -134,7 +133,7 @@ def test_the_loop_goes_on_while_a_reload_reads_and_checks_the_file(
     monkeypatch.setattr(config, "load", slow)
     clock = VirtualClock()
     with Board(parse({}, "a"), clock, pin_factory=mock_factory(), panel=None) as board:
-        board.runtime.on_reload = partial(cli._reload, board, None)  # as `cityunit run` does
+        board.reload_from(None)  # as `cityunit run` does
         board.runtime.inbox.put(Reload())
         board.runtime.pump()
         assert reading.wait(30), "the reload started"

@@ -15,10 +15,11 @@ import contextlib
 import dataclasses
 import logging
 import random
+import threading
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import Literal, Self
+from typing import TYPE_CHECKING, Any, Literal, Self
 
 from gpiozero.pins import Factory
 
@@ -32,15 +33,39 @@ from cityunit.parts import Parts
 from cityunit.runtime import Runtime
 from cityunit.unit import Unit
 
+if TYPE_CHECKING:
+    from cityunit.oled import LumaPanel
+
 log = logging.getLogger(__name__)
 
 
-def configured_panel(config: Config) -> Panel | None:
+def configured_panel(config: Config, bus: Any = None, pins: Any = None) -> LumaPanel | None:
+    """The panel the config names, on the Pi's port (or on `bus`, and SPI's DC and RST on
+    the pin factory `pins`, for the bench); None for no display."""
     if config.parts.display == "none":
         return None
     from cityunit.oled import LumaPanel  # luma's drivers, only where a panel is wired
 
-    return LumaPanel(config.parts)
+    return LumaPanel(config.parts, bus=bus, pins=pins)
+
+
+def loose_parts(
+    config: Config, factory: Factory | None, pwm_root: Path | None = None, inputs: bool = True
+) -> Parts:
+    """The unit's GPIO parts with no game behind them (the wiring test, the bench, `run
+    --off`): the outputs start off; closing them leaves them so."""
+    return Parts(config, lambda name, level: None, factory, pwm_root, inputs=inputs)
+
+
+def leave_off(config: Config, factory: Factory | None, pwm_root: Path | None) -> None:
+    """What a killed unit could not do (SIGKILL, the watchdog): the kernel keeps a hardware
+    PWM channel playing after its process is gone, and the pins and the glass keep their
+    last state. Opening the outputs sets them off, closing gives them back, and the panel
+    is started if it answers, and blanked."""
+    with loose_parts(config, factory, pwm_root, inputs=False):
+        panel = configured_panel(config)
+        if panel is not None:
+            Display(panel).close()
 
 
 # Rules the unit built its parts from: the button timings live in the debouncers.
@@ -55,6 +80,20 @@ def _differences(a: Config, b: Config) -> list[tuple[str, str]]:
         for f in dataclasses.fields(getattr(a, section))
         if getattr(getattr(a, section), f.name) != getattr(getattr(b, section), f.name)
     ]
+
+
+def _reread(path: Path | None) -> Config | None:
+    """The file read again, or None after a log line saying why the unit keeps its config."""
+    from cityunit.config import ConfigError, load
+
+    try:
+        return load(path)
+    except ConfigError as e:
+        log.error("config not reloaded, the unit keeps the one it has: %s", " | ".join(e.lines))
+    except Exception as e:  # a file the checks missed must not stop a game in play
+        log.error("config not reloaded, the unit keeps the one it has: reading it failed "
+                  "(%s: %s), a bug to report with the file", type(e).__name__, e)  # fmt: skip
+    return None
 
 
 class Board:
@@ -110,6 +149,48 @@ class Board:
         served = Served(self.runtime, link, simulator, on_end)
         self._opened.callback(served.close)
         return served
+
+    def serve_console(self) -> None:
+        """The console on the configured serial port, if any; the unit plays without it
+        when the port cannot be opened (the journal says why)."""
+        system = self.config.system
+        if not system.console_port:
+            return
+        from cityunit.link import open_serial
+
+        try:
+            link = open_serial(system.console_port, system.console_baudrate)
+        except Exception as e:
+            log.error("console: cannot open %s: %s", system.console_port, e)
+            return
+        log.info("console on %s", system.console_port)
+        self.serve(link)
+
+    def reload_from(self, path: Path | None) -> None:
+        """Each Reload (SIGHUP: `systemctl reload cityunit`) reads `path` again (None: the
+        system's file) on a thread of its own, since a 64 KiB file takes a Pi Zero a second
+        and the LED and the clock must not wait; what it gives is applied on the loop, in
+        its turn. A bad file changes nothing, and says why."""
+
+        reading = threading.Lock()  # one file read at a time, in the signals' order
+
+        def read() -> None:
+            with reading:
+                config = _reread(path)
+            if config is not None:
+                self.runtime.call(partial(self._apply, config))
+
+        self.runtime.on_reload = lambda: threading.Thread(
+            target=read, name="config-reload", daemon=True
+        ).start()
+
+    def _apply(self, config: Config) -> None:
+        waiting = self.reload(config)
+        log.info("config reloaded from %s", config.source)
+        if waiting:
+            log.warning(
+                "%s apply at the next restart (systemctl restart cityunit)", ", ".join(waiting)
+            )
 
     def reload(self, config: Config) -> list[str]:
         """A config re-read while running (loop thread): the game's rules and settings

@@ -24,9 +24,9 @@ from luma.core.error import Error as LumaError
 from cityunit import __version__
 from cityunit.bench.hour import virtual_hour
 from cityunit.bench.rig import I2C_HZ, bus_ms, ms, pct
+from cityunit.board import configured_panel, loose_parts
 from cityunit.config import Config
-from cityunit.oled import LumaPanel
-from cityunit.parts import Parts, pin_factory, pwm_root
+from cityunit.parts import pin_factory, pwm_root
 from cityunit.permit import Permit
 from cityunit.render import render
 from cityunit.screens import AuctionScreen, HourScreen, PermitScreen, Screen, SoldScreen
@@ -79,7 +79,8 @@ def frames(config: Config, bus: Any = None, gpio: Any = None) -> list[str]:
     time on the wire at the bus's speed."""
     if config.parts.display == "none":
         return ["  display: none configured (display.driver): no frame figures"]
-    panel = LumaPanel(config.parts, bus=bus, pins=gpio)
+    panel = configured_panel(config, bus=bus, pins=gpio)
+    assert panel is not None
     try:
         panel.start()
     except (OSError, LumaError) as e:
@@ -109,7 +110,7 @@ def frames(config: Config, bus: Any = None, gpio: Any = None) -> list[str]:
 def pins(config: Config) -> list[str]:
     """The LED and the buzzer, through the driver in use."""
     try:
-        opened = Parts(config, lambda name, level: None, pin_factory(), pwm_root())
+        opened = loose_parts(config, pin_factory(), pwm_root())
     except (GPIOZeroError, OSError) as e:
         hint = "is the service stopped?" if isinstance(e, GPIOPinInUse) else "on a Pi?"
         return [f"  pins: cannot open ({type(e).__name__}: {e}; {hint}): no pin figures"]

@@ -10,7 +10,7 @@ from typing import Any
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 from PIL import Image
 
-from cityunit.board import Board
+from cityunit.board import Board, configured_panel
 from cityunit.clock import Clock, MonotonicClock
 from cityunit.config import Config
 from cityunit.events import EventKind
@@ -116,7 +116,9 @@ def measured_board(
     config: Config, clock: Clock, factory: MockFactory
 ) -> tuple[Board, MeasuredPanel]:
     bus = BusRecorder()
-    panel = MeasuredPanel(LumaPanel(config.parts, bus=bus), bus)
+    luma = configured_panel(config, bus=bus)
+    assert luma is not None, "the bench measures a display"
+    panel = MeasuredPanel(luma, bus)
     return Board(config, clock, pin_factory=factory, panel=panel, seed=1), panel
 
 

@@ -1,0 +1,111 @@
+"""`cityunit run`: the unit on the Pi's pins, as its systemd service runs it."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import warnings
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from cityunit import __version__
+from cityunit.startup import read_config, serving, state_dir
+
+if TYPE_CHECKING:
+    from cityunit.board import Board
+    from cityunit.clock import Clock
+    from cityunit.config import Config
+    from cityunit.inbox import Inbox
+    from cityunit.notify import Notifier
+
+log = logging.getLogger("cityunit")
+
+
+def run(args: argparse.Namespace) -> int:
+    from cityunit.clock import MonotonicClock
+    from cityunit.inbox import reload_on_hangup
+
+    clock = MonotonicClock()
+    with serving(clock, args.early) as inbox, reload_on_hangup(inbox):
+        if args.off:
+            return _leave_off(args.config)
+        config = read_config(args.config, system_default=True)
+        if config is None:
+            return 2
+        if args.check:
+            print(f"{config.source}: OK")
+            return 0
+        return _serve(args, config, clock, inbox)
+
+
+def _leave_off(path: Path | None) -> int:
+    """The service's last safety net (its ExecStopPost): a config with mistakes still
+    gives the pins it can."""
+    from cityunit.board import leave_off
+    from cityunit.config import salvage
+    from cityunit.parts import pin_factory, pwm_root
+
+    config, mistakes = salvage(path)
+    for line in mistakes:
+        print(line, file=sys.stderr)
+    if mistakes:
+        print("cityunit run --off: the outputs are set off on the pins the file gives where it"
+              " can be read, the defaults' elsewhere", file=sys.stderr)  # fmt: skip
+    leave_off(config, pin_factory(), pwm_root())
+    return 0
+
+
+def _serve(args: argparse.Namespace, config: Config, clock: Clock, inbox: Inbox) -> int:
+    from gpiozero.exc import BadPinFactory, GPIOPinInUse
+
+    from cityunit.store import Busy
+
+    try:
+        board, notifier = _board(args, config, clock, inbox)
+    except Busy as e:
+        print(f"cityunit run: {e}", file=sys.stderr)
+        return 2
+    except BadPinFactory:
+        print(
+            "cityunit run: no GPIO here (gpiozero found no pin factory): on a desktop use "
+            "`cityunit sim`; on a Pi, `sudo apt install python3-lgpio`", file=sys.stderr,
+        )  # fmt: skip
+        return 2
+    except GPIOPinInUse as e:
+        print(f"cityunit run: {e}: is the service running? (sudo systemctl stop cityunit)",
+              file=sys.stderr)  # fmt: skip
+        return 2
+    with board:
+        board.serve_console()
+        board.reload_from(args.config)
+        pwm = ", ".join(board.parts.hardware_pwm) or "none: software PWM"
+        log.info("cityunit %s running (%s); PWM hardware for %s", __version__, config.source, pwm)
+        board.runtime.run(ready=notifier.ready)
+        notifier.stopping()
+    return 0
+
+
+def _board(
+    args: argparse.Namespace, config: Config, clock: Clock, inbox: Inbox
+) -> tuple[Board, Notifier]:
+    """The unit on its pins, and systemd's notifier; the warnings opening the pins gives
+    (gpiozero's factory fallbacks) logged one line each."""
+    from gpiozero.exc import PinFactoryFallback
+
+    from cityunit.board import Board
+    from cityunit.notify import Notifier
+    from cityunit.parts import pin_factory, pwm_root
+
+    notifier = Notifier()
+    heartbeat = None if notifier.watchdog_ms is None else (notifier.watchdog_ms, notifier.watchdog)
+    with warnings.catch_warnings(record=True) as fallbacks:  # only while the pins open
+        warnings.simplefilter("always", PinFactoryFallback)
+        board = Board(
+            config, clock, pin_factory=pin_factory(), pwm_root=pwm_root(), seed=args.seed,
+            state_dir=state_dir(config), inbox=inbox, heartbeat=heartbeat,
+            status=notifier.status,
+        )  # fmt: skip
+    for warning in fallbacks:
+        log.info("%s: %s", warning.category.__name__, warning.message)
+    return board, notifier

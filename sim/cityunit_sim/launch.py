@@ -1,0 +1,153 @@
+"""`cityunit sim`: the simulator's launcher, the window, the terminal or headless."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import random
+import signal
+import sys
+from typing import TYPE_CHECKING
+
+from cityunit import __version__
+from cityunit.startup import read_config, serving, state_dir
+
+if TYPE_CHECKING:
+    from cityunit.clock import Clock
+    from cityunit.config import Config
+    from cityunit.inbox import Inbox
+    from cityunit_sim.board import SimBoard
+
+log = logging.getLogger("cityunit")
+
+
+def _sim_mode(args: argparse.Namespace) -> str:
+    """headless, terminal or window: what was asked for, else what this machine can show.
+
+    An option only one mode has asks for it: --console or --clock virtual the protocol
+    (headless), --record the window."""
+    from cityunit_sim import has_display
+
+    if args.headless:
+        return "headless"
+    if args.terminal:
+        return "terminal"
+    if args.window or args.demo:
+        return "window"
+    if args.console is not None or args.clock == "virtual":
+        return "headless"
+    if args.record is not None or has_display():
+        return "window"
+    if sys.stdin.isatty() and sys.stdout.isatty():
+        return "terminal"
+    return "headless"
+
+
+def sim(args: argparse.Namespace) -> int:
+    """Options that do not apply to the mode are refused, each with its reason: silently
+    ignored, they look like a bug (a --record that writes nothing)."""
+    import math
+
+    from cityunit.clock import MonotonicClock, VirtualClock
+    from cityunit_sim import has_display
+    from cityunit_sim.clock import HandClock
+
+    mode = _sim_mode(args)
+    virtual = args.clock == "virtual" or args.demo
+    shown = mode != "headless"
+    folder = None if args.record is None else args.record.resolve().parent
+    refusals = (
+        (args.speed is not None and not 0 < args.speed < math.inf, "--speed must be above 0"),
+        (args.speed is not None and virtual,
+         "--speed runs the real clock faster; the virtual clock moves only when told"),
+        (virtual and shown and not args.demo, "--clock virtual needs --headless (or --demo)"),
+        (args.console is not None and shown,
+         f"--console speaks the protocol with --headless only, not in the {mode}"),
+        (args.record is not None and mode != "window",
+         f"--record saves the window (--window or --demo), not the {mode}"),
+        (folder is not None and not os.access(folder, os.W_OK),
+         f"--record: cannot write in {folder}"),
+        (mode == "window" and not args.demo and not has_display()
+         and not os.environ.get("SDL_VIDEODRIVER"),
+         "no display: use --terminal (or --headless)"),
+    )  # fmt: skip
+    for refused, why in refusals:
+        if refused:
+            print(f"cityunit sim: {why}", file=sys.stderr)
+            return 2
+    if mode == "window":
+        try:
+            import pygame  # noqa: F401
+        except ImportError:
+            print("cityunit sim: install the sim extra: pip install -e '.[sim]'", file=sys.stderr)
+            return 2
+    speed = 1.0 if args.speed is None else args.speed
+    # Hands keep real time in the window and the terminal; the protocol's is the unit's.
+    clock: Clock = (
+        VirtualClock() if virtual else HandClock(speed) if shown else MonotonicClock(speed)
+    )
+    # SIGHUP too: a terminal closing (an SSH session ending) stops it cleanly, game kept.
+    with serving(clock, args.early, also=(signal.SIGHUP,)) as inbox:
+        config = read_config(args.config, system_default=False)
+        if config is None:
+            return 2
+        return _simulate(args, config, clock, inbox, mode)
+
+
+def _simulate(
+    args: argparse.Namespace, config: Config, clock: Clock, inbox: Inbox, mode: str
+) -> int:
+    from cityunit.store import Busy
+    from cityunit_sim.board import SimBoard
+
+    seed = args.seed if args.seed is not None else random.randrange(2**32)
+    if args.demo and not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
+        os.environ.setdefault("SDL_VIDEODRIVER", "dummy")  # record without a screen
+    speed = 1.0 if args.speed is None else args.speed
+    kept = state_dir(config) if config.system.state_dir else None
+    try:
+        board = SimBoard(
+            config, clock, seed, state_dir=kept, inbox=inbox, observed=mode != "headless"
+        )
+    except Busy as e:
+        print(f"cityunit sim: {e}", file=sys.stderr)
+        return 2
+    with board:
+        log.info("cityunit %s simulator (%s): %s clock, seed %d", __version__, mode,
+                 "virtual" if clock.virtual else "real", seed)  # fmt: skip
+        if mode == "window":
+            import pygame
+
+            from cityunit_sim.window import Window, run_demo
+
+            try:
+                window = Window(board, speed, args.record)
+            except pygame.error as e:  # SDL_VIDEODRIVER names a screen that is not there
+                print(f"cityunit sim: no window ({e}): use --terminal", file=sys.stderr)
+                return 2
+            return run_demo(window) if args.demo else window.run()
+        if mode == "terminal":
+            from cityunit_sim.terminal import Terminal
+
+            return Terminal(board, speed).run()
+        return _headless(board, args.console or "stdio")
+
+
+def _headless(board: SimBoard, console: str) -> int:
+    from cityunit.link import FdLink, PtyLink
+    from cityunit.notify import Notifier
+
+    runtime = board.runtime
+    if console == "stdio":
+        board.serve(FdLink(0, 1), simulator=True, on_end=runtime.stop)
+        if sys.stdin.isatty():
+            print(
+                "type HELP, EVENTS ON, SWITCH ON, PRESS AUCTION ...; Ctrl-D quits", file=sys.stderr
+            )
+    elif console == "pty":
+        link = PtyLink()
+        board.serve(link, simulator=True)
+        print(link.path, flush=True)
+    runtime.run(ready=Notifier().ready)  # under systemd or a bench: the first frame is up
+    return 0
