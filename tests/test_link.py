@@ -14,9 +14,11 @@ from contextlib import contextmanager
 import pytest
 
 from cityunit import link as link_module
+from cityunit import server
 from cityunit.clock import Clock, MonotonicClock, VirtualClock
 from cityunit.config import Config
-from cityunit.link import IN_FLIGHT, PtyLink, Served
+from cityunit.link import PtyLink
+from cityunit.server import IN_FLIGHT, Served
 from cityunit_sim.board import SimBoard
 
 WAIT_S = 10  # a bound for waits on behaviour, never a sleep
@@ -109,7 +111,7 @@ def test_a_client_that_does_not_read_holds_the_link_back_and_loses_no_reply(cloc
 def test_on_the_real_clock_a_client_far_behind_is_told_how_many_events_it_missed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(link_module, "EVENTS_BEHIND", 16)
+    monkeypatch.setattr(server, "EVENTS_BEHIND", 16)
     pipe = Pipe()
     with serving(MonotonicClock(), pipe) as served:
         made: list[str] = []
@@ -135,7 +137,7 @@ def test_on_the_real_clock_a_client_far_behind_is_told_how_many_events_it_missed
 def test_on_the_virtual_clock_a_slow_client_gets_every_event(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(link_module, "EVENTS_BEHIND", 16)
+    monkeypatch.setattr(server, "EVENTS_BEHIND", 16)
     pipe = Pipe()
     with serving(VirtualClock(), pipe) as served:
         made: list[object] = []

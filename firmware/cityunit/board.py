@@ -28,9 +28,10 @@ from cityunit.clock import Clock
 from cityunit.config import Config
 from cityunit.display import Display, Panel
 from cityunit.inbox import Inbox, Input
-from cityunit.link import Link, Served
+from cityunit.link import Link
 from cityunit.parts import Parts
 from cityunit.runtime import Runtime
+from cityunit.server import Served
 from cityunit.unit import Unit
 
 if TYPE_CHECKING:
