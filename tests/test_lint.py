@@ -13,6 +13,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = [p for folder in ("firmware", "sim") for p in sorted((ROOT / folder).rglob("*.py"))]
 MAX_FUNCTION_LINES, MAX_CLASS_LINES = 60, 300  # complexity: ruff's C901, at most 20
+MAX_MODULE_LINES = 400  # past that a module is doing two jobs (cli.py, link.py were)
 
 
 @pytest.mark.parametrize("args", [["check"], ["format", "--check"]])
@@ -29,6 +30,11 @@ def test_mypy_strict() -> None:
         [sys.executable, "-m", "mypy"], cwd=ROOT, capture_output=True, text=True
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_no_module_is_too_long() -> None:
+    lines = {p.relative_to(ROOT): len(p.read_text().splitlines()) for p in SOURCES}
+    assert {p: n for p, n in lines.items() if n > MAX_MODULE_LINES} == {}
 
 
 def test_no_function_or_class_is_too_long() -> None:

@@ -10,7 +10,6 @@ printed are all bounded.
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
 import reprlib
 import tomllib
@@ -19,20 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cityunit import files
+from cityunit import files, header
 from cityunit.permit import Permit
 from cityunit.rules import Rules, setting
 from cityunit.settings import BY_NAME
 
-# Each I2C bus's SDA and SCL on the header: i2c_arm (bus 1), i2c_vc (bus 0), and the Pi 4's
-# extra buses at their overlays' default pins. Others (i2c-gpio, HDMI's) are not checked.
-I2C_PINS = {0: (0, 1), 1: (2, 3), 3: (4, 5), 4: (6, 7), 5: (12, 13), 6: (22, 23)}
-# SPI0's lines: dtparam=spi=on gives the kernel GPIO7-11 whichever chip select is used.
-SPI_PINS = {7: "CE1", 8: "CE0", 9: "MISO", 10: "MOSI", 11: "SCLK"}
 SPI_SPEEDS = (500_000, 1_000_000, 2_000_000, 4_000_000, 8_000_000)  # luma's; SSD130x max 10 MHz
-# The Pi's UART is on GPIO14/15 whichever of these names the console uses.
-UART_PORTS = ("/dev/serial0", "/dev/ttyAMA0", "/dev/ttyS0")
-UART_PINS = {14: "TXD", 15: "RXD"}
 DEFAULT_PATH = Path("/etc/cityunit/config.toml")
 PACKAGED = Path(__file__).with_name("default-config.toml")
 MAX_BYTES = 64 * 1024  # the annotated default is under 4 KiB
@@ -282,48 +273,17 @@ def _cross_checks(config: Config) -> list[str]:
         seen.setdefault(pin, path)
         if pin in bus:
             errors.append(f"{path}: GPIO{pin} is the display's {bus[pin]} line; choose another pin")
-        if pin in UART_PINS and _on_uart(port):
+        if pin in header.UART_PINS and header.on_uart(port):
             errors.append(
-                f"{path}: GPIO{pin} is the UART's {UART_PINS[pin]} line, which console.port"
+                f"{path}: GPIO{pin} is the UART's {header.UART_PINS[pin]} line, which console.port"
                 f" {_show(port)} uses; choose another pin"
             )
     return errors
 
 
 def _bus(parts: Parts) -> dict[int, str]:
-    """The display's bus pins, by name: SPI0's, or those of its I2C bus."""
-    if parts.display == "none":
-        return {}
-    if parts.interface == "spi":
-        return {pin: f"SPI {line}" for pin, line in SPI_PINS.items()}
-    if parts.i2c_port in I2C_PINS:
-        sda, scl = I2C_PINS[parts.i2c_port]
-        return {sda: f"I2C{parts.i2c_port} SDA", scl: f"I2C{parts.i2c_port} SCL"}
-    return {}
-
-
-def _on_uart(port: str) -> bool:
-    """Whether console.port opens the Pi's UART: as a path, or through pyserial's URLs
-    that open a path they wrap (spy://, alt://) or the first port a pattern matches
-    (hwgrep://, which also looks at the ports' descriptions: any UART name counts)."""
-    scheme, url, rest = port.partition("://")
-    if url and scheme.lower() == "hwgrep":
-        names = {name for p in UART_PORTS for name in (p, _device(p))}
-        try:
-            return any(re.search(rest.partition("&")[0], name, re.I) for name in names)
-        except (re.error, RecursionError, OverflowError):  # pyserial could not open it
-            return False
-    if url and scheme.lower() in ("spy", "alt"):
-        port = rest.partition("?")[0]
-    elif url:
-        return False
-    return _device(port) in {_device(p) for p in UART_PORTS}
-
-
-def _device(path: str) -> str:
-    """A path as the kernel resolves it: /dev//serial0, //dev/serial0 and /dev/./serial0
-    are /dev/serial0, and a link (/dev/serial0 on a Pi) is the device it names."""
-    return os.path.realpath("/" + path.lstrip("/")) if path.startswith("/") else path
+    """The display's bus pins (none without a display)."""
+    return {} if parts.display == "none" else header.bus(parts.interface, parts.i2c_port)
 
 
 def _system_checks(s: System) -> list[str]:

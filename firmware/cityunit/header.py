@@ -1,0 +1,51 @@
+"""What the Pi's 40-pin header gives each part: the display's bus lines and the UART's,
+so the config can refuse a button, the LED or the buzzer on a line a bus already uses,
+however the file spells the port that holds it."""
+
+from __future__ import annotations
+
+import os
+import re
+
+# Each I2C bus's SDA and SCL on the header: i2c_arm (bus 1), i2c_vc (bus 0), and the Pi 4's
+# extra buses at their overlays' default pins. Others (i2c-gpio, HDMI's) are not checked.
+I2C_PINS = {0: (0, 1), 1: (2, 3), 3: (4, 5), 4: (6, 7), 5: (12, 13), 6: (22, 23)}
+# SPI0's lines: dtparam=spi=on gives the kernel GPIO7-11 whichever chip select is used.
+SPI_PINS = {7: "CE1", 8: "CE0", 9: "MISO", 10: "MOSI", 11: "SCLK"}
+# The Pi's UART is on GPIO14/15 whichever of these names the console uses.
+UART_PORTS = ("/dev/serial0", "/dev/ttyAMA0", "/dev/ttyS0")
+UART_PINS = {14: "TXD", 15: "RXD"}
+
+
+def bus(interface: str, i2c_port: int) -> dict[int, str]:
+    """A display's bus pins, by name: SPI0's, or those of its I2C bus."""
+    if interface == "spi":
+        return {pin: f"SPI {line}" for pin, line in SPI_PINS.items()}
+    if i2c_port in I2C_PINS:
+        sda, scl = I2C_PINS[i2c_port]
+        return {sda: f"I2C{i2c_port} SDA", scl: f"I2C{i2c_port} SCL"}
+    return {}
+
+
+def on_uart(port: str) -> bool:
+    """Whether console.port opens the Pi's UART: as a path, or through pyserial's URLs
+    that open a path they wrap (spy://, alt://) or the first port a pattern matches
+    (hwgrep://, which also looks at the ports' descriptions: any UART name counts)."""
+    scheme, url, rest = port.partition("://")
+    if url and scheme.lower() == "hwgrep":
+        names = {name for p in UART_PORTS for name in (p, _device(p))}
+        try:
+            return any(re.search(rest.partition("&")[0], name, re.I) for name in names)
+        except (re.error, RecursionError, OverflowError):  # pyserial could not open it
+            return False
+    if url and scheme.lower() in ("spy", "alt"):
+        port = rest.partition("?")[0]
+    elif url:
+        return False
+    return _device(port) in {_device(p) for p in UART_PORTS}
+
+
+def _device(path: str) -> str:
+    """A path as the kernel resolves it: /dev//serial0, //dev/serial0 and /dev/./serial0
+    are /dev/serial0, and a link (/dev/serial0 on a Pi) is the device it names."""
+    return os.path.realpath("/" + path.lstrip("/")) if path.startswith("/") else path
