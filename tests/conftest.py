@@ -126,7 +126,7 @@ class Rig:
         self.bus = FlakyBus()
         self.board = Board(
             self.config, self.clock, pin_factory=self.factory,
-            panel=LumaPanel(self.config.parts, bus=self.bus), seed=5, state_dir=state_dir,
+            panel=LumaPanel(self.config.hardware, bus=self.bus), seed=5, state_dir=state_dir,
         )  # fmt: skip
         self.runtime = self.board.runtime
         self.unit = self.board.unit  # read on this thread only, while no loop runs

@@ -21,7 +21,7 @@ import pytest
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 
 from cityunit import pwm
-from cityunit.config import Parts
+from cityunit.config import Hardware
 
 SSD1306_DISPLAYOFF = 0xAE
 
@@ -337,7 +337,7 @@ class Controller(FlakyBus):
         self.on = False  # the glass is lit (DISPLAYON): dark after reset
         self.offset = 0 if self.windowed else 2  # where the glass's column 0 is in RAM
         self.pins = MockFactory() if spi else None
-        self.parts = Parts(display=kind, interface="spi" if spi else "i2c")
+        self.hardware = Hardware(display=kind, interface="spi" if spi else "i2c")
         self.opened: tuple[int, int] | None = None  # SPI: (port, device)
         self.max_speed_hz = 0
         self.mode = 2  # page addressing after reset
@@ -360,7 +360,9 @@ class Controller(FlakyBus):
     def writebytes(self, data: list[int]) -> None:
         """spidev's write, one chip-select frame: DC says what the bytes are."""
         assert self.pins is not None and self.opened is not None
-        dc, rst = (self.pins.pin(pin).state for pin in (self.parts.dc_pin, self.parts.reset_pin))
+        dc, rst = (
+            self.pins.pin(pin).state for pin in (self.hardware.dc_pin, self.hardware.reset_pin)
+        )
         FlakyBus.write_i2c_block_data(self, 0, 0x40 if dc else 0x00, data)  # may fail
         self.pi_bytes += len(data)
         if rst:

@@ -70,11 +70,11 @@ def test_the_device_report_says_what_it_cannot_measure(monkeypatch) -> None:
     from gpiozero.exc import BadPinFactory
 
     from cityunit.bench import device
-    from cityunit.config import Config, Parts
+    from cityunit.config import Config, Hardware
 
     def no_pins(*args: object, **kw: object) -> None:
         raise BadPinFactory("Unable to load any default pin factory!")
 
     monkeypatch.setattr(device, "loose_parts", no_pins)
-    text = device.report(Config(parts=Parts(display="none")), bus=object())
+    text = device.report(Config(hardware=Hardware(display="none")), bus=object())
     assert "display: none configured" in text and "pins: cannot open (BadPinFactory" in text

@@ -51,7 +51,7 @@ def test_valid_values_are_taken() -> None:
     assert c.rules.language == "fr" and c.rules.game_hours == 2
     assert c.rules.auction_mode == "fixed" and c.rules.auction_fixed_s == 30
     assert c.rules.odds == {Permit.ONE: 1, Permit.STATION: 0, Permit.TWO: 5}
-    assert c.parts.display == "sh1106" and c.parts.i2c_address == 0x3D
+    assert c.hardware.display == "sh1106" and c.hardware.i2c_address == 0x3D
     assert c.pins.auction == 5 and c.system.shutdown_command == ["systemctl", "poweroff"]
 
 
@@ -442,7 +442,7 @@ def test_check_accepts_an_ssd1309_on_spi(tmp_path: Path) -> None:
     )
     result = run("run", "--config", str(path), "--check")
     assert result.returncode == 0 and result.stdout.endswith(": OK\n"), result.stderr
-    parts = load(path).parts
+    parts = load(path).hardware
     assert (parts.display, parts.interface, parts.spi_device) == ("ssd1309", "spi", 1)
     assert (parts.spi_speed_hz, parts.dc_pin, parts.reset_pin) == (4_000_000, 23, 5)
 
@@ -453,7 +453,7 @@ def test_defaults_follow_the_hardware_pinout() -> None:
     pins = Config().pins
     for name in ("auction", "build", "power", "led", "buzzer"):
         assert parts[name]["gpio"] == getattr(pins, name), name
-    assert parts["oled"]["i2c_address"] == Config().parts.i2c_address
+    assert parts["oled"]["i2c_address"] == Config().hardware.i2c_address
 
 
 def test_every_key_is_documented_in_the_readme() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cityunit.clock import VirtualClock
-from cityunit.config import Parts
+from cityunit.config import Hardware
 from cityunit.display import Display
 from cityunit.oled import LumaPanel
 from cityunit.screens import HourScreen
@@ -16,7 +16,7 @@ EN = "en"
 
 def display_on(bus: FlakyBus, driver: str = "ssd1306") -> tuple[Display, list[str]]:
     faults: list[str] = []
-    return Display(LumaPanel(Parts(display=driver), bus=bus), faults.append), faults
+    return Display(LumaPanel(Hardware(display=driver), bus=bus), faults.append), faults
 
 
 @pytest.mark.parametrize("driver", ["ssd1306", "sh1106"])

@@ -19,7 +19,7 @@ from luma.oled.device import sh1106, ssd1306, ssd1309
 from PIL import Image, ImageDraw
 
 from cityunit import oled
-from cityunit.config import Parts
+from cityunit.config import Hardware
 from cityunit.gestures import Button
 from cityunit.oled import SH1106, SSD1306, SSD1309, LumaPanel, SpiDev, inverse, pages
 from cityunit.render import render
@@ -137,7 +137,7 @@ class Glass:
         self.kind = kind
         self.bus = Controller(kind, spi=interface == "spi")
         self.t = oled.OVERHEAD[interface]
-        parts = dataclasses.replace(self.bus.parts, rotate=rotate)
+        parts = dataclasses.replace(self.bus.hardware, rotate=rotate)
         self.panel = LumaPanel(parts, bus=self.bus, pins=self.bus.pins)
         self.start()
         self.image = Image.new("1", (64, 128) if rotate % 2 else (128, 64))
@@ -288,7 +288,7 @@ def test_the_glass_lights_with_the_first_frame_and_blanks_at_once(kind, interfac
     """A start sends no blank frame of its own (the first frame is whole anyway), and a
     blank is one command: the glass never shows a negative or noise on the way."""
     bus = Controller(kind, spi=interface == "spi")
-    panel = LumaPanel(bus.parts, bus=bus, pins=bus.pins)
+    panel = LumaPanel(bus.hardware, bus=bus, pins=bus.pins)
     panel.start()
     assert bus.data_bytes == 0 and bus.visible() == DARK
     white = Image.new("1", (128, 64), 1)  # SOLD!-like: sent inverted, over noise
@@ -319,7 +319,7 @@ def test_changes_far_apart_are_sent_as_separate_boxes(kind, interface) -> None:
 
 def test_spi_is_opened_as_configured_and_the_reset_is_released() -> None:
     bus = Controller("ssd1309", spi=True)
-    parts = dataclasses.replace(bus.parts, spi_device=1, spi_speed_hz=1_000_000)
+    parts = dataclasses.replace(bus.hardware, spi_device=1, spi_speed_hz=1_000_000)
     LumaPanel(parts, bus=bus, pins=bus.pins).start()
     assert bus.opened == (0, 1) and bus.max_speed_hz == 1_000_000
     assert bus.pins.pin(25).state == 1, "RST high: the controller listens"
@@ -334,7 +334,7 @@ def test_a_spi_bus_that_does_not_open_is_a_display_down_and_frees_its_pins(
     if device != "missing":
         (tmp_path / "spidev0.0").write_bytes(b"")
     pins, bus = MockFactory(), SpiDev(tmp_path)
-    panel = LumaPanel(Parts(interface="spi"), bus=bus, pins=pins)
+    panel = LumaPanel(Hardware(interface="spi"), bus=bus, pins=pins)
     for _ in range(2):  # the retry meets the same error, not a pin in use
         with pytest.raises((OSError, LumaError)):
             panel.start()
@@ -347,7 +347,7 @@ def test_a_dc_pin_held_elsewhere_is_a_display_down_not_a_crash() -> None:
     held = DigitalOutputDevice(24, pin_factory=pins)
     bus = Controller("ssd1306", spi=True)
     with pytest.raises(LumaError, match="GPIO24"):
-        LumaPanel(bus.parts, bus=bus, pins=pins).start()
+        LumaPanel(bus.hardware, bus=bus, pins=pins).start()
     held.close()
 
 
@@ -374,9 +374,9 @@ def test_the_bench_times_a_panel_on_spi_with_its_bus_time_at_its_speed() -> None
     from cityunit.config import Config
 
     bus = Controller("ssd1309", spi=True)
-    parts = dataclasses.replace(bus.parts, spi_speed_hz=4_000_000)
+    parts = dataclasses.replace(bus.hardware, spi_speed_hz=4_000_000)
     before = bus.pi_bytes
-    lines = frames(Config(parts=parts), bus=bus, gpio=bus.pins)
+    lines = frames(Config(hardware=parts), bus=bus, gpio=bus.pins)
     assert lines[0] == "  display: ssd1309 on SPI0.0 at 4 MHz (DC GPIO24, RST GPIO25)"
     for kind in KINDS:
         assert any(line.startswith(f"  {kind}: on the wire") for line in lines), kind

@@ -14,8 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cityunit import pwm
-from cityunit.config import Config, Pins
-from cityunit.config import Parts as PartsConfig
+from cityunit.config import Config, Hardware, Pins
 from cityunit.parts import Parts
 from fakes import KernelPWM, State, kernel_pwm, mock_factory
 
@@ -228,7 +227,7 @@ def test_a_board_whose_channel_fails_keeps_playing_then_closes_cleanly(
 
 def test_the_hardware_can_be_turned_off_in_the_config(tmp_path: Path, kernel: KernelPWM) -> None:
     kernel.chip()
-    with parts(tmp_path, Config(parts=PartsConfig(hardware_pwm=False))) as unit:
+    with parts(tmp_path, Config(hardware=Hardware(hardware_pwm=False))) as unit:
         assert unit.hardware_pwm == []
 
 

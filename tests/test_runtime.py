@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from cityunit.config import Config, Parts, System
+from cityunit.config import Config, Hardware, System
 from cityunit.console import Session
 from cityunit.inbox import Input
 from conftest import AUCTION, BUILD, BUZZER, LED, POWER, Rig
@@ -97,7 +97,7 @@ def test_stop_leaves_the_led_off_the_buzzer_silent_and_the_screen_blank(make_rig
 
 
 def test_an_active_buzzer_and_a_plain_led_work_too(make_rig) -> None:
-    config = Config(parts=Parts(buzzer="active", led_pwm=False))
+    config = Config(hardware=Hardware(buzzer="active", led_pwm=False))
     rig = make_rig(config, switch_on=True)
     assert rig.pin(BUZZER).state == 1, "the power-on tune"
     rig.at(5_000)

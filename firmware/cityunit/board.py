@@ -43,11 +43,11 @@ log = logging.getLogger(__name__)
 def configured_panel(config: Config, bus: Any = None, pins: Any = None) -> LumaPanel | None:
     """The panel the config names, on the Pi's port (or on `bus`, and SPI's DC and RST on
     the pin factory `pins`, for the bench); None for no display."""
-    if config.parts.display == "none":
+    if config.hardware.display == "none":
         return None
     from cityunit.oled import LumaPanel  # luma's drivers, only where a panel is wired
 
-    return LumaPanel(config.parts, bus=bus, pins=pins)
+    return LumaPanel(config.hardware, bus=bus, pins=pins)
 
 
 def loose_parts(
@@ -77,7 +77,7 @@ def _differences(a: Config, b: Config) -> list[tuple[str, str]]:
     """What differs between two configs: (section, the key's path in the file)."""
     return [
         (section, f.metadata["path"])
-        for section in ("rules", "pins", "parts", "system")
+        for section in ("rules", "pins", "hardware", "system")
         for f in dataclasses.fields(getattr(a, section))
         if getattr(getattr(a, section), f.name) != getattr(getattr(b, section), f.name)
     ]

@@ -55,7 +55,9 @@ class Pins:
 
 
 @dataclass(frozen=True)
-class Parts:
+class Hardware:
+    """The parts a maker fitted: which buzzer, whether the LED dims, the display and its bus."""
+
     buzzer: str = setting("buzzer.kind", "passive", choices=("passive", "active"))
     led_pwm: bool = setting("led.pwm", True)
     hardware_pwm: bool = setting("pwm.hardware", True)  # the Pi's PWM block, when it is on
@@ -88,12 +90,12 @@ class System:
 class Config:
     rules: Rules = dataclasses.field(default_factory=Rules)
     pins: Pins = dataclasses.field(default_factory=Pins)
-    parts: Parts = dataclasses.field(default_factory=Parts)
+    hardware: Hardware = dataclasses.field(default_factory=Hardware)
     system: System = dataclasses.field(default_factory=System)
     source: str = "(built-in defaults)"
 
 
-SECTIONS = {"rules": Rules, "pins": Pins, "parts": Parts, "system": System}
+SECTIONS = {"rules": Rules, "pins": Pins, "hardware": Hardware, "system": System}
 
 
 class _Brief(reprlib.Repr):
@@ -261,7 +263,7 @@ def _cross_checks(config: Config) -> list[str]:
             ' ["systemctl", "poweroff"]): without it the unit cannot shut the Pi down'
         )
     port = config.system.console_port
-    parts = config.parts
+    parts = config.hardware
     used = [(getattr(config.pins, f.name), f.metadata["path"]) for f in dataclasses.fields(Pins)]
     bus = _bus(parts)
     if parts.display != "none" and parts.interface == "spi":
@@ -281,7 +283,7 @@ def _cross_checks(config: Config) -> list[str]:
     return errors
 
 
-def _bus(parts: Parts) -> dict[int, str]:
+def _bus(parts: Hardware) -> dict[int, str]:
     """The display's bus pins (none without a display)."""
     return {} if parts.display == "none" else header.bus(parts.interface, parts.i2c_port)
 
@@ -354,7 +356,7 @@ def salvage(path: Path | None) -> tuple[Config, list[str]]:
     except ConfigError:
         return Config(), mistakes
     pins, default = config.pins, Pins()
-    taken = set(_bus(config.parts))
+    taken = set(_bus(config.hardware))
     led = pins.led if pins.led not in taken else default.led
     buzzer = pins.buzzer if pins.buzzer not in taken | {led} else default.buzzer
     if buzzer == led:

@@ -96,9 +96,9 @@ class Doctor:
         if config is not None:
             self.check_gpio(config, service_active)
             self.check_pwm(config, service_active)
-            if config.parts.display != "none" and config.parts.interface == "spi":
+            if config.hardware.display != "none" and config.hardware.interface == "spi":
                 self.check_spi(config)
-            elif config.parts.display != "none":
+            elif config.hardware.display != "none":
                 self.check_i2c(config)
         return 1 if any(f.level == FAIL for f in self.findings) else 0
 
@@ -185,7 +185,7 @@ class Doctor:
             else:
                 hardware.append(name)
         if software:
-            level = WARN if config.parts.hardware_pwm else OK  # software as chosen: fine
+            level = WARN if config.hardware.hardware_pwm else OK  # software as chosen: fine
             fix = "".join(f"; {f}" for f in dict.fromkeys(fixes) if f) * (level == WARN)
             self.say(level, "PWM", "software for " + "; ".join(software) + fix)
         if held:
@@ -209,7 +209,7 @@ class Doctor:
             self.say(OK, "PWM", "hardware for " + " and ".join(kept) + " (the running service)")
 
     def check_i2c(self, config: Config) -> None:
-        port, address = config.parts.i2c_port, config.parts.i2c_address
+        port, address = config.hardware.i2c_port, config.hardware.i2c_address
         device = self.dev / f"i2c-{port}"
         if not device.exists():
             self.say(
@@ -229,7 +229,7 @@ class Doctor:
             return
         try:
             if _answers(bus, address):
-                self.say(OK, "display", f"{config.parts.display} answers at 0x{address:02X}")
+                self.say(OK, "display", f"{config.hardware.display} answers at 0x{address:02X}")
                 return
             found = [a for a in range(0x03, 0x78) if _answers(bus, a)]
         finally:
@@ -248,7 +248,7 @@ class Doctor:
 
     def check_spi(self, config: Config) -> None:
         """The bus's device file; the display itself cannot answer on SPI (no read back)."""
-        p = config.parts
+        p = config.hardware
         device = self.dev / f"spidev{p.spi_port}.{p.spi_device}"
         if not device.exists():
             self.say(
@@ -390,7 +390,7 @@ class WiringTest:
 
 
 def _display_hint(config: Config) -> str:
-    p = config.parts
+    p = config.hardware
     if p.interface == "i2c":
         return "check the display's pin order and its address"
     cs = f"CE{p.spi_device} (GPIO{(8, 7)[p.spi_device]})"

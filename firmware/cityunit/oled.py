@@ -28,7 +28,7 @@ from luma.core.error import Error as LumaError
 from luma.oled.device import sh1106, ssd1306, ssd1309
 from PIL import Image
 
-from cityunit.config import Parts
+from cityunit.config import Hardware
 
 Pages = list[bytes]  # display RAM, top page first: one byte per column, LSB at the top
 Run = tuple[int, int, int]  # (page, first column, last column) of a change
@@ -303,8 +303,8 @@ class LumaPanel:
     sequence (again, after a loss) to the same driver over the same interface.
     """
 
-    def __init__(self, parts: Parts, bus: Any = None, pins: Any = None) -> None:
-        self._parts = parts
+    def __init__(self, hardware: Hardware, bus: Any = None, pins: Any = None) -> None:
+        self._hardware = hardware
         self._bus = bus  # an smbus or spidev stand-in (tests); None: the Pi's port
         self._pins = pins  # SPI's DC and RST: a gpiozero pin factory; None: gpiozero's own
         self._wire: _Wire | None = None
@@ -323,10 +323,12 @@ class LumaPanel:
             recorded: list[Write] = []
             self._wire.recording = recorded
             try:
-                self._device = DRIVERS[self._parts.display](self._wire, rotate=self._parts.rotate)
+                self._device = DRIVERS[self._hardware.display](
+                    self._wire, rotate=self._hardware.rotate
+                )
             finally:
                 self._wire.recording = None
-            self._device.transaction = OVERHEAD[self._parts.interface]
+            self._device.transaction = OVERHEAD[self._hardware.interface]
             self._init = _setup(recorded)
         # The init leaves the glass dark and normal, its memory unknown (noise at power-on).
         self._ram, self._inverted, self._lit = None, False, False
@@ -336,7 +338,7 @@ class LumaPanel:
     def _interface(self) -> _Wire:
         from luma.core.interface.serial import i2c, spi
 
-        p = self._parts
+        p = self._hardware
         if p.interface == "i2c":
             return _Wire(i2c(bus=self._bus, port=p.i2c_port, address=p.i2c_address))
         gpio, bus = _GPIO(self._pins), SpiDev() if self._bus is None else self._bus

@@ -64,11 +64,11 @@ def pwm_plan(
 ) -> pwm.Assignment:
     """Which outputs get the Pi's PWM hardware (the buzzer's tones first), and why not."""
     wanting = {}
-    if config.parts.buzzer == "passive":
+    if config.hardware.buzzer == "passive":
         wanting["buzzer"] = config.pins.buzzer
-    if config.parts.led_pwm:
+    if config.hardware.led_pwm:
         wanting["led"] = config.pins.led
-    if root is None or not config.parts.hardware_pwm:
+    if root is None or not config.hardware.hardware_pwm:
         return dict.fromkeys(wanting, "software PWM chosen (pwm.hardware = false)")
     return pwm.assign(wanting, root, device_tree)
 
@@ -139,7 +139,7 @@ class Parts:
         return self._own(channel)
 
     def _led(self, config: Config, factory: Factory | None) -> Light:
-        if not config.parts.led_pwm:
+        if not config.hardware.led_pwm:
             plain = self._own(LED(config.pins.led, pin_factory=factory))
             return lambda level: setattr(plain, "value", level >= 0.5)
         channel = self._hardware("led")
@@ -152,7 +152,7 @@ class Parts:
         return lambda level: setattr(dimmed, "value", level)
 
     def _buzzer(self, config: Config, factory: Factory | None) -> Sound:
-        if config.parts.buzzer == "active":
+        if config.hardware.buzzer == "active":
             active = self._own(Buzzer(config.pins.buzzer, pin_factory=factory))
             return lambda hz, duty: setattr(active, "value", hz is not None and duty > 0)
         channel = self._hardware("buzzer")

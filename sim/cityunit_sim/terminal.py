@@ -112,7 +112,7 @@ class Terminal:
         get what the rest leaves (6 at most), and the keys always show."""
         board, snapshot = self.board, self.board.runtime.snapshot  # posted by the loop thread
         led = float(board.pin("led").state or 0.0)
-        hz = board.pin("buzzer").frequency if board.config.parts.buzzer == "passive" else None
+        hz = board.pin("buzzer").frequency if board.config.hardware.buzzer == "passive" else None
         power = "ON" if board.pin("power").state == 0 else "OFF"
         now_ms = board.clock.now_ms()
         now, elapsed = now_ms // 1000, snapshot.clock.elapsed(now_ms) // 1000

@@ -43,7 +43,7 @@ def shown_spi(
     panel = Controller(kind, spi=True)
     panel.open(0, 0)
     assert panel.pins is not None
-    pins = {panel.parts.dc_pin: dc_pin, panel.parts.reset_pin: reset_pin}
+    pins = {panel.hardware.dc_pin: dc_pin, panel.hardware.reset_pin: reset_pin}
     for write in writes:
         for model, line in pins.items():
             pin = panel.pins.pin(model)

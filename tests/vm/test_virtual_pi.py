@@ -273,7 +273,7 @@ def test_the_spi_display_in_a_second_configuration(
         HourScreen(state["hour"], f"{s // 60:02d}:{s % 60:02d}")
         for s in range(max(0, played - 30), played + 60)
     ]
-    parts = Config().parts  # the default D/C and RST pins, which the config keeps
+    parts = Config().hardware  # the default D/C and RST pins, which the config keeps
     until("the SPI glass shows the hour",
           lambda: showed(shown_spi(pi.spi_writes(), parts.dc_pin, parts.reset_pin), *near))  # fmt: skip
     # An output read back with its time: luma pulses RST (low, then high) before it

@@ -61,7 +61,7 @@ def _line(name: str, values: list[float], unit: str = "ms") -> str:
 
 def _wire(config: Config) -> tuple[str, Callable[[float], float]]:
     """Where the panel is, and how long its bus carries n bytes (SPI: 8 bits a byte)."""
-    display = config.parts
+    display = config.hardware
     if display.interface == "i2c":
         where = f"at 0x{display.i2c_address:02X}, I2C at {I2C_HZ // 1000} kHz (the installer's)"
         return where, bus_ms
@@ -77,7 +77,7 @@ def frames(config: Config, bus: Any = None, gpio: Any = None) -> list[str]:
     """Each kind of frame on the real panel (`bus`, `gpio`: stand-ins): the send timed, its
     bytes on the bus (the panel's count, which the tests prove is the bus's) and their
     time on the wire at the bus's speed."""
-    if config.parts.display == "none":
+    if config.hardware.display == "none":
         return ["  display: none configured (display.driver): no frame figures"]
     panel = configured_panel(config, bus=bus, pins=gpio)
     assert panel is not None
@@ -87,7 +87,7 @@ def frames(config: Config, bus: Any = None, gpio: Any = None) -> list[str]:
         panel.close()
         return [f"  display: not answering ({e}): no frame figures"]
     where, wire_ms = _wire(config)
-    out = [f"  display: {config.parts.display} {where}"]
+    out = [f"  display: {config.hardware.display} {where}"]
     try:
         for kind, screens in KINDS.items():
             sent, sizes = [], []
