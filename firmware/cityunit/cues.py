@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from cityunit import sounds
+from cityunit import lights, sounds
 from cityunit.events import EventKind
 from cityunit.patterns import Pattern, Track
 from cityunit.timers import Timer, Timers
@@ -60,7 +60,7 @@ class Cues:
         The blip is inverted against the light's level, so it shows even when lit."""
         self.play(sounds.CLICK, start)
         blip = 0.0 if self.led.base_value(start) >= 0.5 else 1.0
-        self.led.play(Pattern(((blip, sounds.BLIP_MS),)), start)
+        self.led.play(Pattern(((blip, lights.BLIP_MS),)), start)
 
     def silence(self, now: int) -> None:
         self.led.silence(now)

@@ -177,7 +177,7 @@ def _permit(screen: PermitScreen, canvas: Canvas, lines: list[str]) -> None:
 
 
 @draw.register
-def _game_over(screen: HourEndScreen, canvas: Canvas, lines: list[str]) -> None:
+def _hour_end(screen: HourEndScreen, canvas: Canvas, lines: list[str]) -> None:
     _title(canvas, lines[0])
     _text(canvas, 18, lines[1], 12)
     _text(canvas, 33, lines[2], 12)

@@ -1,8 +1,8 @@
-"""What the unit plays on its buzzer and red LED, in one place so the sounds stay distinct.
+"""What the unit plays on its buzzer, in one place so the sounds stay distinct.
 
 Tones sit between 1 and 4 kHz, where a small piezo is loudest: a table of six must
-hear them. Each signal that matters also has a light pattern, so a muted unit or one
-without its OLED still tells the players what happened.
+hear them. Each signal that matters also has a light pattern (`lights.py`), so a muted
+unit or one without its OLED still tells the players what happened.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from cityunit.patterns import Pattern, steady
 from cityunit.permit import Permit
 
 Tone = Pattern[int | None]
-Light = Pattern[float]
 
 REST: None = None
 
@@ -22,8 +21,6 @@ def tune(*notes: tuple[int | None, int]) -> Tone:
 
 # Every press, the moment it goes down.
 CLICK = tune((4000, 12))
-# The LED blip of a press: inverted against the light's current level so it always shows.
-BLIP_MS = 60
 
 POWER_ON = tune((2093, 70), (2637, 70), (3136, 140))
 AUCTION_START = tune((2637, 60), (REST, 40), (3136, 140))
@@ -67,19 +64,4 @@ def permit_tune(permit: Permit) -> Tone:
     return beep * permit.buildings
 
 
-def permit_light(permit: Permit) -> Light:
-    """As many blinks as buildings (readable without the OLED); the station flashes."""
-    if permit is Permit.STATION:
-        return Pattern(((1.0, 200), (0.0, 200)), repeat=True)
-    return Pattern(((1.0, 110), (0.0, 110)) * permit.buildings + ((0.0, 1000),), repeat=True)
-
-
 NO_BEEPS: Tone = steady(None)
-DARK: Light = steady(0.0)
-LIT: Light = steady(1.0)
-AUCTION_FLASH: Light = Pattern(((1.0, 500), (0.0, 500)), repeat=True)
-# At least twice as fast as the steady flash: here four times, unmistakable.
-AUCTION_FINAL_FLASH: Light = Pattern(((1.0, 125), (0.0, 125)), repeat=True)
-# Paused: a short heartbeat every two seconds (works on a plain on/off LED too).
-PAUSED: Light = Pattern(((0.3, 150), (0.0, 1850)), repeat=True)
-SHUTDOWN_LIGHT: Light = Pattern(((1.0, 100), (0.0, 100)), repeat=True)

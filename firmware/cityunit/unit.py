@@ -297,8 +297,8 @@ class Unit:
         self.emit(EventKind.NEW_GAME)
         self.new_hour()
 
-    def game_over(self) -> None:
-        self.enter(modes.GameOver(self))
+    def to_hour_end(self) -> None:
+        self.enter(modes.HourEnd(self))
 
     def to_idle(self, sold: bool | None = None) -> None:
         self.enter(modes.Idle(self, sold=sold))

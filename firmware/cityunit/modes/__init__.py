@@ -3,12 +3,12 @@
 
 from cityunit.modes.auction import Auction
 from cityunit.modes.base import Mode
-from cityunit.modes.game_over import GameOver
+from cityunit.modes.hour_end import HourEnd
 from cityunit.modes.idle import Idle
 from cityunit.modes.menu import Menu
 from cityunit.modes.off import Off, Shutdown
 from cityunit.modes.permit import Draw
 
-ALL: tuple[type[Mode], ...] = (Off, Shutdown, Idle, Auction, Draw, Menu, GameOver)
+ALL: tuple[type[Mode], ...] = (Off, Shutdown, Idle, Auction, Draw, Menu, HourEnd)
 
-__all__ = ["ALL", "Auction", "Draw", "GameOver", "Idle", "Menu", "Mode", "Off", "Shutdown"]
+__all__ = ["ALL", "Auction", "Draw", "HourEnd", "Idle", "Menu", "Mode", "Off", "Shutdown"]

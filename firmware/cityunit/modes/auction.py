@@ -3,7 +3,7 @@ beeps and fast flashing, then SOLD. A tap stops it early, a long press cancels i
 
 from __future__ import annotations
 
-from cityunit import sounds
+from cityunit import lights, sounds
 from cityunit.events import EventKind
 from cityunit.gestures import Button
 from cityunit.modes.base import Context, Mode
@@ -34,7 +34,7 @@ class Auction(Mode):
             self._length = unit.rng.randint(rules.auction_min_s * 1000, rules.auction_max_s * 1000)
         self._start = now
         unit.emit(EventKind.AUCTION_START)
-        unit.cues.light(sounds.AUCTION_FLASH, now)
+        unit.cues.light(lights.AUCTION_FLASH, now)
         unit.cues.play(sounds.AUCTION_START, now)
         self._final.set(now + max(0, self._length - rules.auction_final_s * 1000))
         self._end.set(now + self._length)
@@ -42,7 +42,7 @@ class Auction(Mode):
     def _final_phase(self) -> None:
         unit, now = self.unit, self.unit.now
         unit.emit(EventKind.AUCTION_FINAL)
-        unit.cues.light(sounds.AUCTION_FINAL_FLASH, now)
+        unit.cues.light(lights.AUCTION_FINAL_FLASH, now)
         unit.cues.beep(sounds.FINAL_BEEPS, now)
 
     def end(self, stopped: bool, cancelled: bool = False) -> None:
@@ -56,7 +56,7 @@ class Auction(Mode):
         else:
             unit.cues.play(sounds.STOPPED if stopped else sounds.SOLD, now)
         if self._game_over:
-            unit.game_over()
+            unit.to_hour_end()
         else:
             unit.to_idle(sold=None if cancelled else stopped)
 

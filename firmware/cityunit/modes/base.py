@@ -12,7 +12,7 @@ import random
 from collections.abc import Callable
 from typing import ClassVar, Protocol
 
-from cityunit import sounds
+from cityunit import lights
 from cityunit.game import Game, Host
 from cityunit.gestures import Button
 from cityunit.patterns import Pattern
@@ -42,7 +42,8 @@ class Context(Host, Protocol):
 
     def to_menu(self) -> None: ...
 
-    def game_over(self) -> None: ...
+    def to_hour_end(self) -> None:
+        """The game over: the last hour is up (STATE says hour_end)."""
 
     def new_hour(self) -> None: ...
 
@@ -86,7 +87,7 @@ class Mode:
 
     def rest_light(self) -> Pattern[float]:
         """The light between events: dark, or a heartbeat while the game clock is paused."""
-        return sounds.PAUSED if self.unit.game.paused else sounds.DARK
+        return lights.PAUSED if self.unit.game.paused else lights.DARK
 
     # ----- what the players do (the switch ON) ------------------------------------------
 
@@ -110,7 +111,7 @@ class Mode:
 
     def hour_over(self) -> None:
         """The game's last hour is up."""
-        self.unit.game_over()
+        self.unit.to_hour_end()
 
     def rules_changed(self) -> None:
         """The rules were changed from outside the menu (the config file reloaded)."""

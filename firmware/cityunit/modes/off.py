@@ -7,7 +7,7 @@ after switching OFF the screen says so and how to shut it down, and after
 
 from __future__ import annotations
 
-from cityunit import sounds
+from cityunit import lights, sounds
 from cityunit.events import EventKind
 from cityunit.modes.base import Context, Mode
 from cityunit.screens import Blank, Screen, ShutdownScreen, StillOnScreen
@@ -75,7 +75,7 @@ class Shutdown(Off):
     def enter(self) -> None:
         unit, now = self.unit, self.unit.now
         unit.emit(EventKind.SHUTDOWN)
-        unit.cues.light(sounds.SHUTDOWN_LIGHT, now)
+        unit.cues.light(lights.SHUTDOWN, now)
         unit.cues.play(sounds.SHUTDOWN, now)
         self._done.set(now + SHUTDOWN_MS)
 

@@ -3,7 +3,7 @@ with its own beeps and blinks, shown for a while. Another BUILD draws again."""
 
 from __future__ import annotations
 
-from cityunit import sounds
+from cityunit import lights, sounds
 from cityunit.events import EventKind
 from cityunit.gestures import Button
 from cityunit.modes.base import Context, Mode
@@ -41,7 +41,7 @@ class Draw(Mode):
         unit.game.drawn(permit)
         unit.emit(EventKind.PERMIT, value=permit.value)
         unit.cues.play(sounds.permit_tune(permit), now)
-        unit.cues.light(sounds.permit_light(permit), now)
+        unit.cues.light(lights.permit_light(permit), now)
         self._expire.set(now + unit.game.rules.permit_show_s * 1000)
 
     @property

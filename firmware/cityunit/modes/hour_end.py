@@ -3,7 +3,7 @@ reminder every minute until the switch is cycled or a long AUCTION press starts 
 
 from __future__ import annotations
 
-from cityunit import sounds
+from cityunit import lights, sounds
 from cityunit.gestures import Button
 from cityunit.modes.base import Context, Mode
 from cityunit.screens import HourEndScreen, Screen
@@ -11,7 +11,7 @@ from cityunit.screens import HourEndScreen, Screen
 REMINDER_MS = 60_000
 
 
-class GameOver(Mode):
+class HourEnd(Mode):
     name = "hour_end"
 
     def __init__(self, unit: Context) -> None:
@@ -20,7 +20,7 @@ class GameOver(Mode):
 
     def enter(self) -> None:
         unit, now = self.unit, self.unit.now
-        unit.cues.light(sounds.LIT, now)
+        unit.cues.light(lights.LIT, now)
         unit.cues.play(sounds.HOUR_END, now)
         self._reminder.set(now + REMINDER_MS)
 
