@@ -209,7 +209,7 @@ class Session:
             self._reply(payload)
 
     def _reply(self, text: str) -> None:
-        self.runtime.settle()  # the events a command caused come before its reply
+        self.runtime.deliver()  # the events a command caused come before its reply
         self._write(text)
 
     def _event(self, event: Event) -> None:
@@ -276,7 +276,7 @@ class Session:
 
     def _state(self, args: list[str]) -> str:
         self._arity(args, 0, "STATE")
-        self.runtime.settle()
+        self.runtime.deliver()
         state = self.runtime.unit.state()
         state["clock"] = "virtual" if self.virtual else "real"
         state["t_ms"] = self.runtime.unit.now
@@ -287,7 +287,7 @@ class Session:
         word = _upper(args[0])
         if word not in ("ON", "OFF"):
             raise CommandError("bad-argument", "expected ON or OFF")
-        self.runtime.settle()  # events from before the switch are not shown after it
+        self.runtime.deliver()  # events from before the switch are not shown after it
         self.events = word == "ON"
         return "OK"
 
@@ -303,7 +303,7 @@ class Session:
         assert isinstance(clock, VirtualClock)
         clock.set_ms(clock.now_ms() + ms)
         self.runtime.unit.advance(clock.now_ms())
-        self.runtime.settle()
+        self.runtime.deliver()
         if self.runtime.saver is not None:  # the OK means kept: a kill after it loses only
             self.runtime.saver.flush()  # what a real unit would (under one save's 5 s)
 
@@ -332,7 +332,7 @@ class Session:
         self._arity(args, 0, "RESET")
         if not self.simulator:
             raise CommandError("not-allowed", "RESET is for the simulator only")
-        self.runtime.settle()  # what happened before is told before it is forgotten
+        self.runtime.deliver()  # what happened before is told before it is forgotten
         self.runtime.unit.reset()
         return "OK"
 

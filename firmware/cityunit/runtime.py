@@ -112,7 +112,7 @@ class Runtime:
                 self._run_later(item.t)
                 self.unit.advance(item.t)
                 self.stopped = True
-                self.settle()
+                self.deliver()
                 return
             elif isinstance(item, Reload):
                 if self.on_reload is not None:
@@ -145,8 +145,8 @@ class Runtime:
         for hook in self.after_step:
             hook()
 
-    def settle(self) -> None:
-        """Tell the effects of the core where it stands, without moving it on (in the middle
+    def deliver(self) -> None:
+        """Deliver the core's effects as it stands, without moving it on (in the middle
         of a batch of inputs, e.g. the events before a console reply); the outputs follow
         at the end of the batch."""
         self._act(max(self.unit.now, self.clock.now_ms()))

@@ -120,7 +120,7 @@ class Unit:
             at, timer = due
             self.now = max(self.now, at)
             timer.fire()
-            self._settle()
+            self._changed()
         self.now = max(self.now, t)
         if self._save_at is not None and self.now >= self._save_at:
             self.worth_saving()
@@ -133,7 +133,7 @@ class Unit:
         times = (self.timers.next(), self.mode.next_frame(self.now), self._save_at)
         return min((t for t in times if t is not None), default=None)
 
-    def _settle(self) -> None:
+    def _changed(self) -> None:
         """After each input and each timer: the LED and the buzzer follow, and observers
         are told to look again."""
         self.cues.sync(self.now, self._muted())
@@ -154,25 +154,25 @@ class Unit:
         self.advance(t)
         self.present = max(self.now, t if present is None else present)
         self._contacts[name].edge(level, self.now)
-        self._settle()
+        self._changed()
 
     def press(self, button: Button, t: int, present: int | None = None) -> None:
         """A clean (already debounced) button going down, as from the console."""
         self.advance(t)
         self.present = max(self.now, t if present is None else present)
         self._gestures.down(button, self.now)
-        self._settle()
+        self._changed()
 
     def release(self, button: Button, t: int) -> None:
         self.advance(t)
         self._gestures.up(button, self.now)
-        self._settle()
+        self._changed()
 
     def switch(self, on: bool, t: int) -> None:
         """The power switch, already debounced."""
         self.advance(t)
         self._switch(on)
-        self._settle()
+        self._changed()
 
     def set_setting(self, name: str, choice: str, t: int) -> None:
         """Change one setting (the console's SET); raises KeyError/ValueError if unknown."""
@@ -181,7 +181,7 @@ class Unit:
             raise ValueError(choice)
         self.advance(t)
         self.game.set_rules(setting.put(self.game.rules, choice))
-        self._settle()
+        self._changed()
 
     def fault(self, part: str, detail: str, t: int) -> None:
         """A part failed or came back (the display): told, and nothing else changes."""
@@ -204,7 +204,7 @@ class Unit:
         self.advance(t)
         self.game.reconfigure(rules)
         self.mode.rules_changed()
-        self._settle()
+        self._changed()
 
     def reseed(self, seed: int) -> None:
         self.rng.seed(seed)
@@ -227,7 +227,7 @@ class Unit:
         else:
             self.enter(modes.Off(self))  # OFF from the start: its power-off time runs
         self.worth_saving()
-        self._settle()
+        self._changed()
 
     # ----- outputs ---------------------------------------------------------------------
 
