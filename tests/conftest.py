@@ -120,7 +120,7 @@ class Rig:
         self, config: Config | None = None, switch_on: bool = False, state_dir: Path | None = None
     ) -> None:
         self.factory: MockFactory = mock_factory()
-        self.factory.pin(POWER).closed = switch_on  # a switch left ON before the start
+        self.factory.pin(POWER).on = switch_on  # a switch left ON before the start
         self.config = config or Config()
         self.clock = VirtualClock()
         self.bus = FlakyBus()

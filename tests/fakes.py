@@ -18,10 +18,11 @@ from pathlib import Path
 from typing import NamedTuple
 
 import pytest
-from gpiozero.pins.mock import MockFactory, MockPWMPin
+from gpiozero.pins.mock import MockFactory
 
 from cityunit import pwm
 from cityunit.config import Hardware
+from cityunit_sim.board import SwitchPin
 
 SSD1306_DISPLAYOFF = 0xAE
 
@@ -58,22 +59,9 @@ class FlakyBus:
         pass
 
 
-class ContactPin(MockPWMPin):
-    """A mock pin that can be wired closed before the program starts: a switch left ON.
-
-    (gpiozero's mock pins follow their pull-up when a device opens them, which would
-    open the contact.)"""
-
-    closed = False
-
-    def _set_pull(self, value):
-        super()._set_pull(value)
-        if self.closed:
-            self.drive_low()
-
-
 def mock_factory() -> MockFactory:
-    return MockFactory(pin_class=ContactPin)
+    """Mock pins as the simulator's: PWM-capable, and a switch that can be left ON (`on`)."""
+    return MockFactory(pin_class=SwitchPin)
 
 
 class State(NamedTuple):
