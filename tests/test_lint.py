@@ -102,3 +102,16 @@ def test_no_import_circle_in_firmware_or_sim() -> None:
                 seen.add(name)
                 todo += graph[name]
     assert circles == [], f"modules on an import circle: {', '.join(sorted(circles))}"
+
+
+def test_the_command_line_imports_nothing_heavy_before_its_command_runs() -> None:
+    """`cityunit run` catches its signals before gpiozero, luma and Pillow load (a Pi Zero
+    takes one to two seconds over them): the command line and the programs' modules must
+    not import them at their top."""
+    code = (
+        "import sys, cityunit.cli, cityunit.service, cityunit.tools, cityunit_sim.launch\n"
+        "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in"
+        " ('gpiozero', 'luma', 'PIL', 'pygame', 'serial') or m == 'cityunit.board')))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0 and result.stdout.strip() == "", result.stdout + result.stderr

@@ -133,7 +133,7 @@ def test_the_loop_goes_on_while_a_reload_reads_and_checks_the_file(
     monkeypatch.setattr(config, "load", slow)
     clock = VirtualClock()
     with Board(parse({}, "a"), clock, pin_factory=mock_factory(), panel=None) as board:
-        board.reload_from(None)  # as `cityunit run` does
+        board.reread_on_reload(None)  # as `cityunit run` does
         board.runtime.inbox.put(Reload())
         board.runtime.pump()
         assert reading.wait(30), "the reload started"

@@ -3,3 +3,9 @@
 # The one place the version is written (pyproject.toml reads it): no metadata lookup at
 # start-up, which would cost a Pi Zero a tenth of a second.
 __version__ = "0.1.0"
+
+import signal
+
+# The stop signals the `cityunit` command catches first thing (__main__.py), before it has
+# read its command line; the commands that do not run a unit give them back (cli.py).
+EARLY = (signal.SIGTERM, signal.SIGHUP)

@@ -6,7 +6,7 @@ SIGHUP, the file is about to be read), any other command ends as the signal woul
 
 import signal
 
-EARLY = (signal.SIGTERM, signal.SIGHUP)
+from cityunit import EARLY
 
 
 def main() -> int:

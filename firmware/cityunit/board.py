@@ -167,13 +167,13 @@ class Board:
         log.info("console on %s", system.console_port)
         self.serve(link)
 
-    def reload_from(self, path: Path | None) -> None:
+    def reread_on_reload(self, path: Path | None) -> None:
         """Each Reload (SIGHUP: `systemctl reload cityunit`) reads `path` again (None: the
         system's file) on a thread of its own, since a 64 KiB file takes a Pi Zero a second
         and the LED and the clock must not wait; what it gives is applied on the loop, in
         its turn. A bad file changes nothing, and says why."""
 
-        reading = threading.Lock()  # one file read at a time, in the signals' order
+        reading = threading.Lock()  # one file read at a time
 
         def read() -> None:
             with reading:

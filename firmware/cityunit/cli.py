@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeAlias
 
-from cityunit import __version__
+from cityunit import EARLY, __version__
 
 # Each command's program, imported only when it runs.
 PROGRAMS = {
@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None, early: list[int] | None = None) -> int:
     command: Callable[[argparse.Namespace], int] = getattr(importlib.import_module(module), name)
     args.early = [] if early is None else early
     if early is not None and args.command not in SERVING:  # the others keep the defaults
-        for sig in (signal.SIGTERM, signal.SIGHUP):  # those __main__ catches, as they were
+        for sig in EARLY:  # as they were before __main__ caught them
             signal.signal(sig, signal.SIG_DFL)
         if early:
             signal.raise_signal(early[0])

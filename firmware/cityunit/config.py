@@ -263,11 +263,11 @@ def _cross_checks(config: Config) -> list[str]:
             ' ["systemctl", "poweroff"]): without it the unit cannot shut the Pi down'
         )
     port = config.system.console_port
-    parts = config.hardware
+    hardware = config.hardware
     used = [(getattr(config.pins, f.name), f.metadata["path"]) for f in dataclasses.fields(Pins)]
-    bus = _bus(parts)
-    if parts.display != "none" and parts.interface == "spi":
-        used += [(parts.dc_pin, "display.dc_pin"), (parts.reset_pin, "display.reset_pin")]
+    bus = _bus(hardware)
+    if hardware.display != "none" and hardware.interface == "spi":
+        used += [(hardware.dc_pin, "display.dc_pin"), (hardware.reset_pin, "display.reset_pin")]
     seen: dict[int, str] = {}
     for pin, path in used:
         if pin in seen:
@@ -283,9 +283,9 @@ def _cross_checks(config: Config) -> list[str]:
     return errors
 
 
-def _bus(parts: Hardware) -> dict[int, str]:
+def _bus(hardware: Hardware) -> dict[int, str]:
     """The display's bus pins (none without a display)."""
-    return {} if parts.display == "none" else header.bus(parts.interface, parts.i2c_port)
+    return {} if hardware.display == "none" else header.bus(hardware.interface, hardware.i2c_port)
 
 
 def _system_checks(s: System) -> list[str]:

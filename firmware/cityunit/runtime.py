@@ -146,9 +146,9 @@ class Runtime:
             hook()
 
     def deliver(self) -> None:
-        """Deliver the core's effects as it stands, without moving it on (in the middle
-        of a batch of inputs, e.g. the events before a console reply); the outputs follow
-        at the end of the batch."""
+        """The core's effects (events, a save, a shutdown) sent on now, without moving it
+        on: a console reply then follows the events its command caused. The outputs follow
+        at the end of the batch of inputs."""
         self._act(max(self.unit.now, self.clock.now_ms()))
 
     def _show(self, now: int) -> None:

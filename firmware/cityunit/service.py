@@ -78,7 +78,7 @@ def _serve(args: argparse.Namespace, config: Config, clock: Clock, inbox: Inbox)
         return 2
     with board:
         board.serve_console()
-        board.reload_from(args.config)
+        board.reread_on_reload(args.config)
         pwm = ", ".join(board.parts.hardware_pwm) or "none: software PWM"
         log.info("cityunit %s running (%s); PWM hardware for %s", __version__, config.source, pwm)
         board.runtime.run(ready=notifier.ready)

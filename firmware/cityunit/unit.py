@@ -312,6 +312,12 @@ class Unit:
     def to_menu(self) -> None:
         self.enter(modes.Menu(self))
 
+    def to_off(self, timed: bool = True) -> None:
+        self.enter(modes.Off(self, timed=timed))
+
+    def to_shutdown(self) -> None:
+        self.enter(modes.Shutdown(self))
+
     def hour_over(self) -> None:
         self.mode.hour_over()
 

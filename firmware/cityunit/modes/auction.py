@@ -21,7 +21,7 @@ class Auction(Mode):
         self._end = self.timer(lambda: self.end(stopped=False))
         self._start = 0
         self._length = 0
-        self._game_over = False  # the game's end came during the auction: it finishes first
+        self._hour_ended = False  # the game's end came during the auction: it finishes first
         self._shown = False  # a fixed length, counted down on screen (decided at the start)
 
     def enter(self) -> None:
@@ -55,7 +55,7 @@ class Auction(Mode):
             unit.cues.play(sounds.CANCELLED, now)
         else:
             unit.cues.play(sounds.STOPPED if stopped else sounds.SOLD, now)
-        if self._game_over:
+        if self._hour_ended:
             unit.to_hour_end()
         else:
             unit.to_idle(sold=None if cancelled else stopped)
@@ -90,7 +90,7 @@ class Auction(Mode):
             self.end(stopped=True, cancelled=True)
 
     def hour_over(self) -> None:
-        self._game_over = True
+        self._hour_ended = True
 
     def leave(self) -> None:
         super().leave()

@@ -31,8 +31,6 @@ class Context(Host, Protocol):
     game: Game
     rng: random.Random
 
-    def enter(self, mode: Mode) -> None: ...
-
     def to_idle(self, sold: bool | None = None) -> None:
         """The hour screen; `sold`: an auction just ended (True: stopped early)."""
 
@@ -41,6 +39,12 @@ class Context(Host, Protocol):
     def to_draw(self) -> None: ...
 
     def to_menu(self) -> None: ...
+
+    def to_off(self, timed: bool = True) -> None:
+        """Switched OFF; `timed`: the Pi powers off after `power.off_after_minutes`."""
+
+    def to_shutdown(self) -> None:
+        """The safe-shutdown gesture's confirmation, then the Pi halts."""
 
     def to_hour_end(self) -> None:
         """The game over: the last hour is up (STATE says hour_end)."""

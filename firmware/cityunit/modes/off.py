@@ -48,7 +48,7 @@ class Off(Mode):
         self._notice = False
 
     def _time_is_up(self) -> None:
-        self.unit.enter(Shutdown(self.unit))
+        self.unit.to_shutdown()
 
     def screen(self, now: int) -> Screen:
         if self._notice:
@@ -62,7 +62,7 @@ class Off(Mode):
         pass
 
     def chord_hold(self) -> None:
-        self.unit.enter(Shutdown(self.unit))
+        self.unit.to_shutdown()
 
 
 class Shutdown(Off):
@@ -80,7 +80,7 @@ class Shutdown(Off):
         self._done.set(now + SHUTDOWN_MS)
 
     def _confirmed(self) -> None:
-        self.unit.enter(Off(self.unit, timed=False))
+        self.unit.to_off(timed=False)
         self.unit.request_shutdown()
 
     def screen(self, now: int) -> Screen:
