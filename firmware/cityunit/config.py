@@ -329,15 +329,21 @@ def _too_deep(data: Any) -> bool:
 
 def load(path: Path | None) -> Config:
     """The config at `path`; with None, /etc/cityunit/config.toml if present, else defaults."""
-    if path is None:
-        path = DEFAULT_PATH
-        try:
-            path.stat()  # not exists(): it raises on some errors, hides others
-        except FileNotFoundError:
-            return Config()
-        except OSError:
-            pass  # files.read names it
-    return parse(_data(path), str(path))
+    path = _where(path)
+    return Config() if path is None else parse(_data(path), str(path))
+
+
+def _where(path: Path | None) -> Path | None:
+    """The file to read: `path`, else the system's if there is one (None: the defaults)."""
+    if path is not None:
+        return path
+    try:
+        DEFAULT_PATH.stat()  # not exists(): it raises on some errors, hides others
+    except FileNotFoundError:
+        return None
+    except OSError:
+        pass  # files.read names it
+    return DEFAULT_PATH
 
 
 def salvage(path: Path | None) -> tuple[Config, list[str]]:
@@ -345,16 +351,19 @@ def salvage(path: Path | None) -> tuple[Config, list[str]]:
     reads on its own, the defaults for the rest, and the file's mistakes (none: the config
     itself). Only the outputs matter there, so the cross-checks are not asked; an output
     they would refuse (on the other output's pin, or on the display's bus) keeps its
-    default, so the file's pins win wherever they can."""
+    default, so the file's pins win wherever they can. The file is read once."""
+    path = _where(path)
+    if path is None:
+        return Config(), []
     try:
-        return load(path), []
+        data = _data(path)
+    except ConfigError as e:
+        return Config(), e.lines
+    try:
+        return parse(data, str(path)), []
     except ConfigError as e:
         mistakes = e.lines
-    source = str(path or DEFAULT_PATH)
-    try:
-        config, _ = _read_keys(_data(path or DEFAULT_PATH), source)
-    except ConfigError:
-        return Config(), mistakes
+    config, _ = _read_keys(data, str(path))
     pins, default = config.pins, Pins()
     taken = set(_bus(config.hardware))
     led = pins.led if pins.led not in taken else default.led
