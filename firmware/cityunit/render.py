@@ -115,26 +115,26 @@ def station_icon(draw: ImageDraw.ImageDraw, cx: int, cy: int) -> None:
 
 def render(screen: Screen, lang: str) -> Image.Image:
     image, canvas = _canvas()
-    draw(screen, canvas, screen.lines(lang))
+    paint(screen, canvas, screen.lines(lang))
     return image
 
 
-# ----- one drawing per screen: a new screen registers its own ------------------------------
+# ----- one painting per screen: a new screen registers its own ------------------------------
 
 Canvas = ImageDraw.ImageDraw
 
 
 @singledispatch
-def draw(screen: Screen, canvas: Canvas, lines: list[str]) -> None:
-    raise TypeError(f"no drawing for {type(screen).__name__}")
+def paint(screen: Screen, canvas: Canvas, lines: list[str]) -> None:
+    raise TypeError(f"no painting for {type(screen).__name__}")
 
 
-@draw.register
+@paint.register
 def _blank(screen: Blank, canvas: Canvas, lines: list[str]) -> None:
     pass
 
 
-@draw.register
+@paint.register
 def _hour(screen: HourScreen, canvas: Canvas, lines: list[str]) -> None:
     _text(canvas, 4, lines[0], 24)
     if screen.paused or screen.resumed:
@@ -144,7 +144,7 @@ def _hour(screen: HourScreen, canvas: Canvas, lines: list[str]) -> None:
         _text(canvas, 52, screen.clock, 11)
 
 
-@draw.register
+@paint.register
 def _auction(screen: AuctionScreen, canvas: Canvas, lines: list[str]) -> None:
     _title(canvas, lines[0])
     y = 30 if screen.countdown_s is None else 24
@@ -156,13 +156,13 @@ def _auction(screen: AuctionScreen, canvas: Canvas, lines: list[str]) -> None:
         _text(canvas, 36, lines[2], 26)
 
 
-@draw.register
+@paint.register
 def _sold(screen: SoldScreen, canvas: Canvas, lines: list[str]) -> None:
     canvas.rectangle((0, 0, WIDTH - 1, HEIGHT - 1), fill=1)
     _text(canvas, 18, lines[0], 28, fill=0)
 
 
-@draw.register
+@paint.register
 def _permit(screen: PermitScreen, canvas: Canvas, lines: list[str]) -> None:
     _title(canvas, lines[0])
     if screen.drawing:
@@ -176,7 +176,7 @@ def _permit(screen: PermitScreen, canvas: Canvas, lines: list[str]) -> None:
         _text(canvas, 53, lines[2], 10)
 
 
-@draw.register
+@paint.register
 def _hour_end(screen: HourEndScreen, canvas: Canvas, lines: list[str]) -> None:
     _title(canvas, lines[0])
     _text(canvas, 18, lines[1], 12)
@@ -184,7 +184,7 @@ def _hour_end(screen: HourEndScreen, canvas: Canvas, lines: list[str]) -> None:
     _text(canvas, 50, lines[3], 11)
 
 
-@draw.register
+@paint.register
 def _menu(screen: MenuScreen, canvas: Canvas, lines: list[str]) -> None:
     _title(canvas, lines[0])
     if screen.item == "history":
@@ -212,13 +212,13 @@ def _history(canvas: Canvas, permits: tuple[Permit, ...]) -> None:
         x += 12
 
 
-@draw.register
+@paint.register
 def _still_on(screen: StillOnScreen, canvas: Canvas, lines: list[str]) -> None:
     _title(canvas, lines[0])
     for y, line in zip((20, 34, 48), lines[1:], strict=True):
         _text(canvas, y, line, 12)
 
 
-@draw.register
+@paint.register
 def _shutdown(screen: ShutdownScreen, canvas: Canvas, lines: list[str]) -> None:
     _text(canvas, 26, lines[0], 13)

@@ -306,8 +306,8 @@ class Unit:
     def to_auction(self) -> None:
         self.enter(modes.Auction(self))
 
-    def to_draw(self) -> None:
-        self.enter(modes.Draw(self))
+    def to_permit(self) -> None:
+        self.enter(modes.PermitDraw(self))
 
     def to_menu(self) -> None:
         self.enter(modes.Menu(self))

@@ -90,7 +90,7 @@ class UnitView:
 
     # ----- drawing -------------------------------------------------------------------
 
-    def draw(self, now_ms: int) -> None:
+    def paint(self, now_ms: int) -> None:
         s = self.surface
         s.fill(BG)
         led = float(self.board.pin("led").state or 0.0)

@@ -135,7 +135,7 @@ class Window:
 
     def frame(self) -> None:
         now = self.board.runtime.clock.now_ms()
-        self.view.draw(now)
+        self.view.paint(now)
         screen, rect = pygame.display.get_surface(), self.placed()
         screen.fill(BG)
         drawing = self.surface

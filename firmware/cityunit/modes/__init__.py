@@ -7,8 +7,8 @@ from cityunit.modes.hour_end import HourEnd
 from cityunit.modes.idle import Idle
 from cityunit.modes.menu import Menu
 from cityunit.modes.off import Off, Shutdown
-from cityunit.modes.permit import Draw
+from cityunit.modes.permit import PermitDraw
 
-ALL: tuple[type[Mode], ...] = (Off, Shutdown, Idle, Auction, Draw, Menu, HourEnd)
+ALL: tuple[type[Mode], ...] = (Off, Shutdown, Idle, Auction, PermitDraw, Menu, HourEnd)
 
-__all__ = ["ALL", "Auction", "Draw", "HourEnd", "Idle", "Menu", "Mode", "Off", "Shutdown"]
+__all__ = ["ALL", "Auction", "HourEnd", "Idle", "Menu", "Mode", "Off", "PermitDraw", "Shutdown"]

@@ -53,7 +53,7 @@ class Idle(Mode):
         if button is Button.AUCTION:
             self.unit.to_auction()
         else:
-            self.unit.to_draw()
+            self.unit.to_permit()
 
     def long(self, button: Button) -> None:
         if button is Button.BUILD:

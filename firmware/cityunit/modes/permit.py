@@ -14,7 +14,7 @@ STATION_FLASH_MS = 400
 FACES = tuple(Permit)  # the draw animation runs through every face
 
 
-class Draw(Mode):
+class PermitDraw(Mode):
     name = "permit"
 
     def __init__(self, unit: Context) -> None:
@@ -69,7 +69,7 @@ class Draw(Mode):
         if button is Button.AUCTION:
             self.unit.to_auction()
         elif self._shown is not None:  # a new turn; never during the animation
-            self.unit.to_draw()
+            self.unit.to_permit()
 
     def long(self, button: Button) -> None:
         if button is Button.BUILD and self._shown is not None:
