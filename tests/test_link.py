@@ -152,6 +152,29 @@ def test_on_the_virtual_clock_a_slow_client_gets_every_event(
     assert '"dropped"' not in pipe.out.decode()
 
 
+def test_a_stop_signal_ends_the_wait_for_a_client_that_does_not_read(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """On the virtual clock the loop waits for a slow client; a SIGTERM's handler must end
+    that wait, and the close's, without anyone polling for it: the inbox's watch wakes
+    them (a handler cannot take their lock)."""
+    monkeypatch.setattr(server, "EVENTS_BEHIND", 16)
+    pipe = Pipe()
+    pipe.reading.clear()
+    with SimBoard(Config(), VirtualClock(), seed=1, observed=False) as board:
+        runtime = board.runtime
+        served = board.serve(pipe, simulator=True)
+        loop = threading.Thread(target=runtime.run)
+        loop.start()
+        pipe.send("EVENTS ON", "SWITCH ON", "PRESS AUCTION", "ADVANCE 60000")
+        wait_until(served, lambda s: s._events_queued >= 16)  # the loop waits for it
+        runtime.inbox.alarm()  # what the SIGTERM handler does, then its stop
+        runtime.stop()
+        loop.join(WAIT_S)
+        assert not loop.is_alive(), "the signal ended the loop's wait"
+    assert served.closed and "lines not sent (stopping)" in caplog.text
+
+
 def test_at_end_of_input_every_line_is_answered_a_pending_hold_too() -> None:
     pipe = Pipe()
     with serving(MonotonicClock(), pipe, on_end=True):

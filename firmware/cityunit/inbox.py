@@ -64,6 +64,7 @@ class Inbox:
         # up. A plain flag, set by the handler: an Event's lock, taken again by a second
         # signal landing inside the first handler, would hang the process for good.
         self.signalled = False
+        self._watchers: list[queue.SimpleQueue[bool]] = []  # see `watch`
 
     def put(self, item: Work) -> None:
         self._items.put(item)
@@ -88,6 +89,34 @@ class Inbox:
         with contextlib.suppress(queue.Empty):
             return self._items.get_nowait()
         return None
+
+    def alarm(self) -> None:
+        """A stop signal came (from its handler): set the flag, and tell each `watch`."""
+        self.signalled = True
+        for watcher in tuple(self._watchers):
+            watcher.put(True)  # a SimpleQueue's put, safe to re-enter
+
+    @contextlib.contextmanager
+    def watch(self, wake: Callable[[], None]) -> Iterator[None]:
+        """While inside, `wake()` is called once a stop signal comes, so a thread that
+        waits on a condition (a slow client) can stop waiting without polling the flag.
+        It runs on a thread of its own, where taking a lock is safe: a signal handler
+        cannot take one (a second signal inside the first would find it held)."""
+        alarms: queue.SimpleQueue[bool] = queue.SimpleQueue()
+
+        def watching() -> None:
+            if alarms.get():
+                wake()
+
+        self._watchers.append(alarms)
+        watcher = threading.Thread(target=watching, name="stop-watch", daemon=True)
+        watcher.start()
+        try:
+            yield
+        finally:
+            self._watchers.remove(alarms)
+            alarms.put(False)
+            watcher.join()
 
     def waiting(self) -> Iterator[Work]:
         """Every item already in, without waiting."""
@@ -126,7 +155,7 @@ def stop_on_signals(
         return
 
     def handle(signum: int, frame: object) -> None:
-        inbox.signalled = True
+        inbox.alarm()
         stop()  # a SimpleQueue's put, safe to re-enter
 
     stops = {*STOP_SIGNALS, *signals}

@@ -167,12 +167,20 @@ class PtyLink:
                     if not self.connected or self.generation != client:
                         raise HungUp  # nobody to read it, or someone else
                     view = view[os.write(self._master, view) :]
-            except BlockingIOError:  # the client is not reading: wait, and see if it left
-                if self.gone():
-                    raise HungUp from None
-                select.select([], [self._master], [], 0.1)
+            except BlockingIOError:  # the client is not reading: wait for room, or its leaving
+                self._wait_for_room()
             except OSError:
                 raise HungUp from None
+
+    def _wait_for_room(self) -> None:
+        """Until the pty takes more output; HungUp if the client leaves (POLLHUP) or the
+        link closes meanwhile."""
+        poller = select.poll()
+        poller.register(self._master, select.POLLOUT)
+        poller.register(self._wake, select.POLLIN)
+        events = dict(poller.poll())  # a signal does not cut it short (PEP 475)
+        if self.closed or events.get(self._master, 0) & (select.POLLHUP | select.POLLERR):
+            raise HungUp
 
     def close(self) -> None:
         if self.closed:

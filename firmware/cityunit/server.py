@@ -16,9 +16,9 @@ thread owns the output. Nothing is dropped and nothing grows without bound:
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
-import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -74,6 +74,7 @@ class Served:
         self._in_flight = 0  # lines handed to the loop whose reply is not yet out
         self._client = 0  # which client is there: one more after each hang-up
         self._stopping = False
+        self._written = False  # the writer has sent all it will
         # The loop thread's own: the batch being made, and events a client fell behind on.
         self._batch: list[str] = []
         self._batch_replies = self._batch_events = 0
@@ -82,6 +83,8 @@ class Served:
         self._ended = False
         self.closed = False
         self.session = self._new_session(0)
+        self._holds = contextlib.ExitStack()
+        self._holds.enter_context(runtime.inbox.watch(self._wake))  # a stop ends any wait
         runtime.after_step.append(self._step_done)
         self._out = threading.Thread(target=self._writer, name="console-out", daemon=True)
         self._out.start()
@@ -139,8 +142,7 @@ class Served:
         self._flush()
         inbox = self.runtime.inbox
         with self._cond:
-            while self._events_queued >= EVENTS_BEHIND // 2 and not inbox.signalled:
-                self._cond.wait(0.1)
+            self._cond.wait_for(lambda: self._events_queued < EVENTS_BEHIND // 2 or inbox.signalled)
             return not inbox.signalled
 
     def _flush(self) -> None:
@@ -184,6 +186,11 @@ class Served:
 
     # ----- the other threads -----------------------------------------------------------
 
+    def _wake(self) -> None:
+        """A stop signal came (from the inbox's watch): whoever waits looks again."""
+        with self._cond:
+            self._cond.notify_all()
+
     def _answered(self, n: int) -> None:
         if n:
             with self._cond:
@@ -219,11 +226,12 @@ class Served:
 
     def _take(self) -> bool | None:
         """Room for one more line (True), after a wait while too many are unanswered;
-        False if the client left meanwhile; None once closing."""
+        False if the client left meanwhile; None once closing. The wait ends when a reply
+        leaves, or fails to because the client left (the link's write sees it)."""
         with self._cond:
-            while self._in_flight >= IN_FLIGHT and not self._stopping:
-                self._cond.wait(0.1)
-                if self.link.gone():
+            if self._in_flight >= IN_FLIGHT:
+                self._cond.wait_for(lambda: self._in_flight < IN_FLIGHT or self._stopping)
+                if not self._stopping and self.link.gone():
                     return False
             if self._stopping:
                 return None
@@ -245,9 +253,10 @@ class Served:
     def _writer(self) -> None:
         while True:
             with self._cond:
-                while not self._chunks and not self._stopping:
-                    self._cond.wait()
+                self._cond.wait_for(lambda: self._chunks or self._stopping)
                 if not self._chunks:
+                    self._written = True
+                    self._cond.notify_all()
                     return
                 chunk = self._chunks[0]
                 current = chunk.client == self._client
@@ -272,17 +281,15 @@ class Served:
         self._flush()
         self.runtime.after_step.remove(self._step_done)
         self.session.close()
-        with self._cond:
+        inbox = self.runtime.inbox
+        with self._cond:  # every line out, unless a signal says stop now
             self._stopping = True
             self._cond.notify_all()
-        inbox, deadline = self.runtime.inbox, None
-        while self._out.is_alive():  # every line out, unless a signal says stop now
-            self._out.join(0.1)
-            if inbox.signalled:
-                deadline = deadline or time.monotonic() + GRACE_S
-                if time.monotonic() > deadline:
-                    log.warning("console: %d lines not sent (stopping)", self._unsent())
-                    break
+            self._cond.wait_for(lambda: self._written or inbox.signalled)
+        self._out.join(GRACE_S)  # after a signal: the last lines' grace
+        if self._out.is_alive():
+            log.warning("console: %d lines not sent (stopping)", self._unsent())
+        self._holds.close()
         self.link.close()
 
     def _unsent(self) -> int:
