@@ -147,3 +147,37 @@ def test_the_loop_goes_on_while_a_reload_reads_and_checks_the_file(
         board.runtime.inbox.put(work)
         board.runtime.pump()
         assert board.unit.game.rules.language == "fr"
+
+
+def test_a_burst_of_reloads_is_one_reader_and_one_more_read_and_closing_joins_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """100 SIGHUPs while the file is being read were 100 threads, each reading in turn,
+    and none joined at the end: now the reloads that come during a read make one more."""
+    from cityunit import config
+
+    reads, reading, release = [], threading.Event(), threading.Semaphore(0)
+
+    def slow(path: object) -> object:
+        reads.append(path)
+        reading.set()
+        release.acquire(timeout=30)
+        return parse({}, "again.toml")
+
+    monkeypatch.setattr(config, "load", slow)
+    with Board(parse({}, "a"), VirtualClock(), pin_factory=mock_factory(), panel=None) as board:
+        board.reread_on_reload(None)
+        board.runtime.inbox.put(Reload())
+        board.runtime.pump()
+        assert reading.wait(30), "the first read is under way"
+        for _ in range(99):
+            board.runtime.inbox.put(Reload())
+        board.runtime.pump()
+        release.release()
+        assert board.runtime.inbox.get(timeout=30) is not None, "the first read's config"
+        release.release()
+        assert board.runtime.inbox.get(timeout=30) is not None, "and one more, for the rest"
+        assert len(reads) == 2
+        readers = [t for t in threading.enumerate() if t.name == "config-reload"]
+        assert len(readers) == 1
+    assert not readers[0].is_alive(), "the board's close joined it"

@@ -97,6 +97,41 @@ def _reread(path: Path | None) -> Config | None:
     return None
 
 
+class _Rereader:
+    """The config file read again on a thread of its own, which the board joins on
+    closing. Reloads asked for while it reads come to one more read: a burst of SIGHUPs
+    is neither a burst of threads nor of reads."""
+
+    def __init__(self, path: Path | None, deliver: Callable[[Config], None]) -> None:
+        self._path, self._deliver = path, deliver
+        self._cond = threading.Condition()
+        self._asked = self._closing = False
+        self._thread = threading.Thread(target=self._read, name="config-reload", daemon=True)
+        self._thread.start()
+
+    def ask(self) -> None:
+        with self._cond:
+            self._asked = True
+            self._cond.notify()
+
+    def _read(self) -> None:
+        while True:
+            with self._cond:
+                self._cond.wait_for(lambda: self._asked or self._closing)
+                if self._closing:
+                    return
+                self._asked = False
+            config = _reread(self._path)
+            if config is not None:
+                self._deliver(config)
+
+    def close(self) -> None:
+        with self._cond:
+            self._closing = True
+            self._cond.notify()
+        self._thread.join()
+
+
 class Board:
     def __init__(
         self,
@@ -169,21 +204,12 @@ class Board:
 
     def reread_on_reload(self, path: Path | None) -> None:
         """Each Reload (SIGHUP: `systemctl reload cityunit`) reads `path` again (None: the
-        system's file) on a thread of its own, since a 64 KiB file takes a Pi Zero a second
-        and the LED and the clock must not wait; what it gives is applied on the loop, in
-        its turn. A bad file changes nothing, and says why."""
-
-        reading = threading.Lock()  # one file read at a time
-
-        def read() -> None:
-            with reading:
-                config = _reread(path)
-            if config is not None:
-                self.runtime.call(partial(self._apply, config))
-
-        self.runtime.on_reload = lambda: threading.Thread(
-            target=read, name="config-reload", daemon=True
-        ).start()
+        system's file) off the loop, since a 64 KiB file takes a Pi Zero a second and the
+        LED and the clock must not wait; what it gives is applied on the loop, in its turn.
+        A bad file changes nothing, and says why."""
+        rereader = _Rereader(path, lambda config: self.runtime.call(partial(self._apply, config)))
+        self._opened.callback(rereader.close)
+        self.runtime.on_reload = rereader.ask
 
     def _apply(self, config: Config) -> None:
         waiting = self.reload(config)
