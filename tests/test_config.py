@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -18,6 +20,7 @@ from cityunit.config import Config, ConfigError, load, parse
 from cityunit.permit import Permit
 
 ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text()
 
 
 def errors(text: str) -> list[str]:
@@ -456,10 +459,20 @@ def test_defaults_follow_the_hardware_pinout() -> None:
     assert parts["oled"]["i2c_address"] == Config().hardware.i2c_address
 
 
-def test_every_key_is_documented_in_the_readme() -> None:
-    readme = (ROOT / "README.md").read_text()
-    for path in config._fields():
-        assert f"| `{path}` |" in readme, path
+def test_the_readmes_table_of_keys_is_the_configs_own() -> None:
+    """Every key once, its default as the unit has it, every choice named: the table is
+    checked against the one definition of each key (rules.py, config.py)."""
+    row = re.compile(r"\| `([a-z_]+\.[a-z_0-9]+)` \| `(.*?)` \| (.*) \|")
+    rows = {m[1]: (m[2], m[3]) for m in map(row.fullmatch, README.splitlines()) if m}
+    fields = config._fields()
+    assert sorted(rows) == sorted(fields)
+    for path, (attr, f, _) in fields.items():
+        default, meaning = rows[path]
+        section, key = path.split(".")
+        written = parse(tomllib.loads(f"[{section}]\n{key} = {default}\n"), "README.md")
+        assert getattr(getattr(written, attr), f.name) == getattr(getattr(Config(), attr), f.name)
+        for choice in f.metadata.get("choices", ()):
+            assert f"`{json.dumps(choice)}`" in meaning, (path, choice)
 
 
 INT_KEYS = sorted(path for path, (_, _, kind) in config._fields().items() if kind is int)

@@ -31,7 +31,9 @@ MAX_DEPTH = 8  # tables and arrays; a config needs 3 (file, section, permit.odds
 MAX_ERRORS = 20  # lines; then one line counting the rest
 MAX_WEIGHT = 1000  # random.choices turns the weights' sum into a float
 # The table can pick these fixed lengths from the menu whatever the file says.
-MENU_FIXED_S = min(int(c[5:]) for c in BY_NAME["auction"].choices if c.startswith("fixed"))
+MENU_FIXED_S = min(
+    o.sets["auction_fixed_s"] for o in BY_NAME["auction"].options if "auction_fixed_s" in o.sets
+)
 BARE_KEY = re.compile(r"[A-Za-z0-9_-]{1,40}")
 # A key of MAX_DEPTH dots or more: tomllib's time grows with the square of its parts
 # (a second for the 32,000 that fit in 64 KiB), and it would be too deep anyway. Found

@@ -26,6 +26,7 @@ ODDS_PRESETS: dict[str, dict[Permit, int]] = {
     "builder": _odds(20, 30, 30, 20),
 }
 VOLUMES = ("off", "low", "medium", "high")
+LANGUAGES = ("en", "fr")  # every text on the screen is in each
 
 
 def setting(path: str, default: Any, **check: Any) -> Any:
@@ -39,7 +40,7 @@ def setting(path: str, default: Any, **check: Any) -> Any:
 
 @dataclass(frozen=True)
 class Rules:
-    language: str = setting("game.language", "en", choices=("en", "fr"))
+    language: str = setting("game.language", "en", choices=LANGUAGES)
     show_clock: bool = setting("game.show_clock", True)
     volume: str = setting("sound.volume", "high", choices=VOLUMES)  # "off" still flashes
     game_hours: int = setting("game.length_hours", 1, lo=0, hi=12)  # 0: untimed

@@ -1,92 +1,113 @@
 """What the table can set on the unit itself, and through the console's SET.
 
-One declaration per setting: its choices, their words in both languages, how it reads
-from and writes into the rules. The menu, SETTINGS/SET and the saved state all use it.
+One declaration per setting, as data: its choices, the rules' fields each sets, their
+words in both languages. The menu, SETTINGS/SET, the saved state and the config's check
+of the menu's shortest auction all read it; no choice's name is taken apart for a value.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
-from cityunit.rules import ODDS_PRESETS, VOLUMES, Rules
-
-Words = dict[str, dict[str, str]]  # choice -> language -> text
-
-
-@dataclass(frozen=True)
-class Setting:
-    name: str
-    title: dict[str, str]
-    choices: tuple[str, ...]
-    words: Words
-    get: Callable[[Rules], str]
-    put: Callable[[Rules, str], Rules]
-
-    def label(self, choice: str, lang: str) -> str:
-        return self.words.get(choice, {}).get(lang, choice)
+from cityunit.rules import LANGUAGES, ODDS_PRESETS, VOLUMES, Rules
 
 
 def _same(en: str, fr: str | None = None) -> dict[str, str]:
     return {"en": en, "fr": fr or en}
 
 
-def _length(r: Rules) -> str:
-    return f"{r.game_hours}h" if r.game_hours else "untimed"
+@dataclass(frozen=True)
+class Choice:
+    """One choice of a setting: its name (SET's word, the saved game's), the rules' fields
+    it sets, and its words on the screen."""
+
+    name: str
+    sets: dict[str, Any]
+    words: dict[str, str]
 
 
-def _auction(r: Rules) -> str:
-    return "random" if r.auction_mode == "random" else f"fixed{r.auction_fixed_s}"
+@dataclass(frozen=True)
+class Setting:
+    """A setting: its title on the screen and its choices. Rules that no choice gives (a
+    file's 5-hour game, its own odds) read as `other`, filled in from the rules' fields."""
+
+    name: str
+    title: dict[str, str]
+    options: tuple[Choice, ...]
+    other: str = "custom"
+    other_words: dict[str, str] = dataclasses.field(default_factory=lambda: _same("custom"))
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        return tuple(o.name for o in self.options)
+
+    def get(self, rules: Rules) -> str:
+        """The choice the rules make (the first whose fields they all have)."""
+        for option in self.options:
+            if all(getattr(rules, k) == v for k, v in option.sets.items()):
+                return option.name
+        return self.other.format(
+            **{f.name: getattr(rules, f.name) for f in dataclasses.fields(rules)}
+        )
+
+    def put(self, rules: Rules, choice: str) -> Rules:
+        sets = next(o.sets for o in self.options if o.name == choice)
+        return dataclasses.replace(rules, **{k: _copy(v) for k, v in sets.items()})
+
+    def label(self, choice: str, lang: str) -> str:
+        words = next((o.words for o in self.options if o.name == choice), None)
+        if words is None:
+            words = self.other_words if choice == self.other else {}
+        return words.get(lang, choice)
 
 
-def _put_auction(r: Rules, choice: str) -> Rules:
-    if choice == "random":
-        return dataclasses.replace(r, auction_mode="random")
-    return dataclasses.replace(r, auction_mode="fixed", auction_fixed_s=int(choice[5:]))
+def _copy(value: Any) -> Any:
+    """A dict (the odds) copied: rules never share a preset's table."""
+    return dict(value) if isinstance(value, dict) else value
 
 
-def _odds(r: Rules) -> str:
-    return next((name for name, table in ODDS_PRESETS.items() if table == r.odds), "custom")
+def _hours(n: int) -> dict[str, str]:
+    return _same(f"{n} hour" + "s" * (n > 1), f"{n} heure" + "s" * (n > 1))
 
 
 SETTINGS: tuple[Setting, ...] = (
     Setting(
-        "game_length", _same("GAME LENGTH", "DURÉE"), ("1h", "2h", "3h", "untimed"),
-        {"1h": _same("1 hour", "1 heure"), "2h": _same("2 hours", "2 heures"),
-         "3h": _same("3 hours", "3 heures"), "untimed": _same("untimed", "libre")},
-        _length,
-        lambda r, c: dataclasses.replace(r, game_hours=0 if c == "untimed" else int(c[0])),
+        "game_length", _same("GAME LENGTH", "DURÉE"),
+        (*(Choice(f"{n}h", {"game_hours": n}, _hours(n)) for n in (1, 2, 3)),
+         Choice("untimed", {"game_hours": 0}, _same("untimed", "libre"))),
+        other="{game_hours}h",
     ),
     Setting(
-        "volume", _same("VOLUME"), VOLUMES,
-        {"off": _same("off", "muet"), "low": _same("low", "bas"),
-         "medium": _same("medium", "moyen"), "high": _same("high", "fort")},
-        lambda r: r.volume, lambda r, c: dataclasses.replace(r, volume=c),
+        "volume", _same("VOLUME"),
+        tuple(Choice(v, {"volume": v}, words) for v, words in zip(VOLUMES, (
+            _same("off", "muet"), _same("low", "bas"), _same("medium", "moyen"),
+            _same("high", "fort")), strict=True)),
     ),
     Setting(
-        "auction", _same("AUCTIONS", "ENCHÈRES"), ("random", "fixed30", "fixed50"),
-        {"random": _same("13-50 s secret", "13-50 s secret"),
-         "fixed30": _same("30 s shown", "30 s affiché"),
-         "fixed50": _same("50 s shown", "50 s affiché")},
-        _auction, _put_auction,
+        "auction", _same("AUCTIONS", "ENCHÈRES"),
+        (Choice("random", {"auction_mode": "random"}, _same("13-50 s secret")),
+         *(Choice(f"fixed{n}", {"auction_mode": "fixed", "auction_fixed_s": n},
+                  _same(f"{n} s shown", f"{n} s affiché")) for n in (30, 50))),
+        other="fixed{auction_fixed_s}",
     ),
     Setting(
-        "odds", _same("PERMIT ODDS", "TIRAGE DES PERMIS"), tuple(ODDS_PRESETS),
-        {"classic": _same("classic", "classique"), "uniform": _same("even", "égaux"),
-         "builder": _same("builder", "bâtisseur"), "custom": _same("custom", "perso")},
-        _odds, lambda r, c: dataclasses.replace(r, odds=dict(ODDS_PRESETS[c])),
+        "odds", _same("PERMIT ODDS", "TIRAGE DES PERMIS"),
+        tuple(Choice(name, {"odds": table}, words) for (name, table), words in zip(
+            ODDS_PRESETS.items(), (_same("classic", "classique"), _same("even", "égaux"),
+            _same("builder", "bâtisseur")), strict=True)),
+        other_words=_same("custom", "perso"),
     ),
     Setting(
-        "language", _same("LANGUAGE", "LANGUE"), ("en", "fr"),
-        {"en": _same("English"), "fr": _same("Français")},
-        lambda r: r.language, lambda r, c: dataclasses.replace(r, language=c),
+        "language", _same("LANGUAGE", "LANGUE"),
+        tuple(Choice(lang, {"language": lang}, _same(word))
+              for lang, word in zip(LANGUAGES, ("English", "Français"), strict=True)),
     ),
     Setting(
-        "show_clock", _same("GAME CLOCK", "CHRONO"), ("on", "off"),
-        {"on": _same("shown", "affiché"), "off": _same("hidden", "caché")},
-        lambda r: "on" if r.show_clock else "off",
-        lambda r, c: dataclasses.replace(r, show_clock=c == "on"),
+        "show_clock", _same("GAME CLOCK", "CHRONO"),
+        (Choice("on", {"show_clock": True}, _same("shown", "affiché")),
+         Choice("off", {"show_clock": False}, _same("hidden", "caché"))),
     ),
 )  # fmt: skip
 BY_NAME = {s.name: s for s in SETTINGS}
