@@ -127,6 +127,8 @@ class Client:
         self.close()
 
     def close(self) -> None:
+        """The connection ends; a simulator sees the end of its input and exits (killed
+        after REPLY_TIMEOUT_S s). Idempotent."""
         if not self.closed:
             self.closed = True
             self._close()
@@ -187,17 +189,21 @@ class Client:
         self.ok(f"HOLD {button} {ms}", timeout_s=REPLY_TIMEOUT_S + ms / 1000)
 
     def switch(self, on: bool) -> None:
+        """The power switch, ON or OFF."""
         self.ok("SWITCH ON" if on else "SWITCH OFF")
 
     def state(self) -> dict[str, Any]:
+        """The unit's STATE, with `clock` ('virtual' or 'real') and `t_ms`, its time now."""
         state: dict[str, Any] = json.loads(self.ok("STATE"))
         return state
 
     def settings(self) -> dict[str, str]:
+        """Each setting's name and its choice now."""
         settings: dict[str, str] = json.loads(self.ok("SETTINGS"))
         return settings
 
     def set(self, name: str, value: str) -> None:
+        """Change one setting; a name or choice the unit does not know is a ProtocolError."""
         self.ok(f"SET {name} {value}")
 
     def advance(self, ms: int) -> None:
@@ -205,6 +211,7 @@ class Client:
         self.ok(f"ADVANCE {ms}")
 
     def seed(self, seed: int) -> None:
+        """Simulator only: reseed what picks auction lengths and permit draws."""
         self.ok(f"SEED {seed}")
 
     def _sync(self) -> None:

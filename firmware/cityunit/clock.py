@@ -10,9 +10,14 @@ from typing import Protocol
 
 
 class Clock(Protocol):
+    """What the loop reads unit time from: MonotonicClock, VirtualClock, or the
+    simulator's HandClock. `virtual`: time moves only when told to."""
+
     virtual: bool
 
-    def now_ms(self) -> int: ...
+    def now_ms(self) -> int:
+        """Unit time in ms; it never goes back."""
+        ...
 
     def wait_ms(self, deadline: int | None) -> float | None:
         """How long, in seconds, a loop may block before `deadline` (None: forever)."""
@@ -32,9 +37,11 @@ class MonotonicClock:
         self._origin = time.monotonic_ns()
 
     def now_ms(self) -> int:
+        """Milliseconds since the clock was made, times `speed`."""
         return int((time.monotonic_ns() - self._origin) * self.speed) // 1_000_000
 
     def wait_ms(self, deadline: int | None) -> float | None:
+        """Real seconds: the unit time left divided by `speed`, 0 once it has passed."""
         if deadline is None:
             return None
         return max(0.0, (deadline - self.now_ms()) / 1000 / self.speed)
@@ -49,9 +56,12 @@ class VirtualClock:
         self._now = start_ms
 
     def now_ms(self) -> int:
+        """Where it was last set (`start_ms` until then)."""
         return self._now
 
     def set_ms(self, t: int) -> None:
+        """Move time on to `t` (back is a ValueError). Only the clock moves: the caller
+        then advances the unit to it."""
         if t < self._now:
             raise ValueError("a monotonic clock cannot go back")
         self._now = t

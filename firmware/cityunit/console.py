@@ -47,6 +47,8 @@ def event_json(event: Event) -> str:
 
 
 class CommandError(Exception):
+    """A command refused: its reply is `ERR <code> <message>`."""
+
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
         self.code = code
@@ -65,6 +67,8 @@ class LineReader:
         self._overflow = False
 
     def feed(self, data: bytes) -> Iterator[bytes | TooLong]:
+        """The lines `data` completes, without their LF or CR LF; a partial line waits for
+        the next bytes."""
         self._buf += data
         while True:
             end = self._buf.find(b"\n")
@@ -166,6 +170,7 @@ class Session:
 
     @property
     def virtual(self) -> bool:
+        """The unit's clock is virtual: ADVANCE works, and a HOLD is answered at once."""
         return self.runtime.clock.virtual
 
     # ----- lines -------------------------------------------------------------------

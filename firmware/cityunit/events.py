@@ -10,6 +10,8 @@ from typing import Any, NamedTuple
 
 
 class EventKind(StrEnum):
+    """Each event's name, as an EVT line's `event` field spells it."""
+
     POWER = "power"
     HOUR_START = "hour.start"
     HOUR_WARNING = "hour.warning"
@@ -40,4 +42,5 @@ class Event(NamedTuple):
     data: dict[str, Any]  # JSON values only
 
     def as_dict(self) -> dict[str, Any]:
+        """An EVT line's object: `t_ms` and `event` first, then the event's own fields."""
         return {"t_ms": self.t_ms, "event": str(self.event), **self.data}

@@ -18,6 +18,8 @@ from cityunit.timers import Timers
 
 
 class Button(StrEnum):
+    """The two buttons, by the names the console's PRESS and HOLD take."""
+
     AUCTION = "auction"
     BUILD = "build"
 
@@ -27,6 +29,8 @@ class Button(StrEnum):
 
 
 class Gesture(StrEnum):
+    """What a press meant, heard with its button (None for the two chords)."""
+
     DOWN = "down"  # feedback only
     TAP = "tap"
     LONG = "long"
@@ -50,6 +54,9 @@ class _Held:
 
 
 class Gestures:
+    """Each button's downs and ups, told as gestures through `heard`; its timers (the long
+    press, the chords, a stuck button) are deadlines in the unit's `timers`."""
+
     def __init__(self, timers: Timers, long_ms: int, heard: Heard) -> None:
         self._long_ms = long_ms
         self._heard = heard
@@ -60,6 +67,8 @@ class Gestures:
         self._chord_hold = timers.timer(partial(heard, Gesture.CHORD_HOLD, None))
 
     def down(self, button: Button, t: int) -> None:
+        """DOWN at once. With the other button already held (and not stuck) a chord
+        begins, and neither press is then a tap or a long press. A second down is ignored."""
         if button in self._held:
             return
         held = self._held[button] = _Held(t)
@@ -75,6 +84,8 @@ class Gestures:
         self._stuck[button].set(t + STUCK_MS)
 
     def up(self, button: Button, t: int) -> None:
+        """A TAP, unless the press was taken already (a long press, a chord); UNSTUCK for
+        a stuck button. Any chord ends."""
         held = self._held.pop(button, None)
         if held is None:
             return

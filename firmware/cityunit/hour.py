@@ -13,14 +13,18 @@ HOUR_MS = 3_600_000
 
 @dataclass(frozen=True)
 class HourClock:
+    """The time played of the hour; each start and stop gives a new value."""
+
     banked: int = 0  # ms of the hour played before `since`
     since: int | None = None  # unit time it last started running; None while stopped
 
     @property
     def running(self) -> bool:
+        """Started and not stopped since: the hour's time is passing."""
         return self.since is not None
 
     def elapsed(self, now: int) -> int:
+        """Ms of the hour played as of `now`, never more than HOUR_MS."""
         running = 0 if self.since is None else now - self.since
         return min(HOUR_MS, self.banked + running)
 
@@ -29,6 +33,7 @@ class HourClock:
         return HourClock(self.banked, now)
 
     def stopped(self, now: int) -> HourClock:
+        """Stopped at `now`, keeping what was played (at most the hour)."""
         return HourClock(self.elapsed(now))
 
     def when(self, elapsed: int) -> int | None:

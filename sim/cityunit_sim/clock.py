@@ -41,6 +41,8 @@ class HandClock:
         return self._at(self._source())
 
     def wait_ms(self, deadline: int | None) -> float | None:
+        """Real seconds at the rate now (None: forever); what changes the rate (a pin
+        edge, a loop step) makes the loop ask again."""
         if deadline is None:
             return None
         return max(0.0, (deadline - self.now_ms()) / 1000 / self.rate)
