@@ -27,6 +27,8 @@ class HungUp(Exception):
 
 
 class Link(Protocol):
+    """What server.py serves the console over: FdLink, PtyLink or SerialLink."""
+
     def read(self) -> bytes:
         """Some bytes, blocking; b"" at the end; HungUp when a client left."""
         ...
@@ -57,6 +59,8 @@ class FdLink:
         """stdin and stdout stay open for whoever runs us."""
 
     def read(self) -> bytes:
+        """Blocking, even on a descriptor a parent left non-blocking; b"" at the end of
+        input, or on an error."""
         while True:  # a parent may have left the descriptors non-blocking: wait, then
             try:
                 return os.read(self.read_fd, 4096)
@@ -66,6 +70,7 @@ class FdLink:
                 return b""
 
     def write(self, data: bytes, client: int) -> None:
+        """All of `data`, waiting for room if stdout is non-blocking; stdio has one client."""
         view = memoryview(data)
         while view:
             try:
@@ -74,6 +79,7 @@ class FdLink:
                 select.select([], [self.write_fd], [])
 
     def gone(self) -> bool:
+        """Never: the end of stdin is the end of input, not a client leaving."""
         return False
 
     def hang_up(self) -> None:
@@ -103,6 +109,8 @@ class PtyLink:
         self._readers = 0
 
     def read(self) -> bytes:
+        """Some bytes, blocking; b"" once closed (or on an error but EIO); HungUp when the
+        client closed the pty (EIO). A client's first bytes make it the one replies go to."""
         with self._reading:
             if self.closed:
                 return b""
@@ -135,6 +143,7 @@ class PtyLink:
             return data
 
     def gone(self) -> bool:
+        """The client that wrote has closed the pty (POLLHUP), seen without reading."""
         if not self.connected:
             return False
         poller = select.poll()
@@ -160,6 +169,8 @@ class PtyLink:
             os.close(held)
 
     def write(self, data: bytes, client: int) -> None:
+        """All of `data`, waiting while the pty is full; HungUp if `client` is not the one
+        connected now (none is, or a later one), or if it leaves while the pty is full."""
         view = memoryview(data)
         while view:
             try:
@@ -183,6 +194,8 @@ class PtyLink:
             raise HungUp
 
     def close(self) -> None:
+        """A read under way is woken, and given up to 1 s to leave before the pty's
+        descriptors close. Idempotent."""
         if self.closed:
             return
         with self._reading:  # no read starts now; one under way is woken and left
@@ -204,6 +217,8 @@ class SerialLink:
         self._closed = threading.Event()
 
     def read(self) -> bytes:
+        """Some bytes, blocking; b"" once closed. A port lost (a USB host gone) is opened
+        again, tried each second until it is back: then HungUp."""
         import serial
 
         try:
@@ -224,15 +239,19 @@ class SerialLink:
         return b""
 
     def write(self, data: bytes, client: int) -> None:
+        """All of `data`; `client` is not looked at: a serial line has no hang-ups to count."""
         self.port.write(data)  # blocks while the host does not read: the reader then waits
 
     def gone(self) -> bool:
+        """Never: a serial line does not say when a client leaves."""
         return False
 
     def hang_up(self) -> None:
         """Nothing to discard: this link cannot tell a client left."""
 
     def close(self) -> None:
+        """A blocked read or write returns, a lost port is no longer waited for, and the
+        port closes."""
         self._closed.set()
         for cancel in ("cancel_write", "cancel_read"):  # a blocked write or read returns
             with contextlib.suppress(Exception):
@@ -241,6 +260,7 @@ class SerialLink:
 
 
 def open_serial(url: str, baudrate: int) -> SerialLink:
+    """A port's name or any pyserial URL, with no timeouts: reads and writes block."""
     import serial
 
     return SerialLink(

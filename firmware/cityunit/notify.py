@@ -14,6 +14,10 @@ from contextlib import suppress
 
 
 class Notifier:
+    """Tells systemd how the service is, or nobody where $NOTIFY_SOCKET is unset.
+    `watchdog_ms`: how often to feed the watchdog (half its interval); None when systemd
+    keeps no watchdog on this process."""
+
     def __init__(self, env: Mapping[str, str] = os.environ) -> None:
         address = env.get("NOTIFY_SOCKET", "")
         if address.startswith("@"):
@@ -27,6 +31,7 @@ class Notifier:
         self._status = ""  # what systemd was last told
 
     def send(self, *fields: str) -> None:
+        """One datagram of `fields` (e.g. "READY=1"); lost quietly if nobody listens."""
         if self.address is None:
             return
         # systemd gone (shutting down) or not listening: nothing to tell.
@@ -34,9 +39,11 @@ class Notifier:
             sock.sendto("\n".join(fields).encode(), self.address)
 
     def ready(self) -> None:
+        """Start-up is over (Type=notify): sent once the first screen shows."""
         self.send("READY=1")
 
     def watchdog(self) -> None:
+        """Every `watchdog_ms`, from the loop itself: a hung loop gets the service restarted."""
         self.send("WATCHDOG=1")
 
     def status(self, text: str) -> None:
@@ -46,4 +53,5 @@ class Notifier:
             self.send(f"STATUS={text}")
 
     def stopping(self) -> None:
+        """Shutting down: the loop has ended, and the board closes next."""
         self.send("STOPPING=1")

@@ -32,6 +32,8 @@ LED_HZ = 1_000  # the hardware-PWM LED's rate: far above any flicker
 
 
 class Closeable(Protocol):
+    """What Parts owns and releases: a gpiozero device or a PWM channel."""
+
     def close(self) -> None: ...
 
 
@@ -191,9 +193,13 @@ class Parts:
         self.close()
 
     def is_pressed(self, name: str) -> bool:
+        """Whether the contact ('auction', 'build', 'power') is closed now, read from its
+        pin: no debouncing."""
         return bool(self.inputs[name].is_active)
 
     def light(self, level: float) -> None:
+        """The LED at `level`, 0 to 1 (a plain LED is lit from 0.5), written only when it
+        changes. A hardware channel that fails goes on in software, and the fault is told."""
         if level != self._level:
             self._level = level
             try:
@@ -224,6 +230,7 @@ class Parts:
 
     @property
     def closed(self) -> bool:
+        """Every device is released."""
         return not self._devices
 
     def close(self) -> None:

@@ -27,6 +27,7 @@ class Pattern(Generic[V]):
 
     @cached_property
     def length_ms(self) -> int:
+        """One pass through the steps."""
         return sum(ms for _, ms in self.steps)
 
     def at(self, elapsed: int) -> tuple[V, int] | None:
@@ -62,10 +63,13 @@ class Track(Generic[V]):
         self.changes_at: int | None = None  # when the value next changes, as of `state`
 
     def set_base(self, pattern: Pattern[V], t: int) -> None:
+        """The mode's pattern, from `t`; an overlay still playing stays on top of it."""
         self._base = (pattern, t)
         self.touched = True
 
     def play(self, pattern: Pattern[V], t: int) -> None:
+        """A one-shot from `t`, over the base and in place of any overlay before it; when
+        it ends, the base shows where it has got to."""
         self._overlay = (pattern, t)
         self.touched = True
 
@@ -81,6 +85,7 @@ class Track(Generic[V]):
         return self.touched or (self.changes_at is not None and t >= self.changes_at)
 
     def base_value(self, t: int) -> V:
+        """The base's value at `t`, whatever the overlay; `rest` once a one-shot base ends."""
         pattern, t0 = self._base
         now = pattern.at(t - t0)
         return self.rest if now is None else now[0]

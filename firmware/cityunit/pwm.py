@@ -43,9 +43,11 @@ class Sysfs:
     is where a test puts its model of the kernel instead."""
 
     def read(self, path: Path) -> str:
+        """The attribute's text, its newline included."""
         return path.read_text()
 
     def write(self, path: Path, text: str) -> None:
+        """The whole value in one write(); a refusal is the kernel's OSError, unchanged."""
         fd = os.open(path, os.O_WRONLY)
         try:
             os.write(fd, text.encode())
@@ -53,6 +55,8 @@ class Sysfs:
             os.close(fd)
 
     def writable(self, path: Path) -> bool:
+        """Whether this process may write the file yet (udev hands it to the gpio group
+        a moment after the export)."""
         return os.access(path, os.W_OK)
 
 
@@ -132,6 +136,8 @@ class Channel:
         self.close()
 
     def close(self) -> None:
+        """Stops the wave and unexports the channel, one a killed process left exported
+        too; the kernel's refusals are ignored. Idempotent."""
         if self.closed:
             return
         self.closed = True

@@ -33,6 +33,7 @@ MARKERS = {
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
+    """--cityunit-target and --cityunit-clock, in a group of their own in `pytest -h`."""
     group = parser.getgroup("cityunit")
     group.addoption(
         "--cityunit-target", metavar="PORT",
@@ -46,6 +47,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    """The three markers, registered so that `--strict-markers` takes them."""
     for name, text in MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {text}")
 

@@ -77,23 +77,30 @@ DOTS = 4  # the auction screen's motion: a light running along four dots
 class Screen(Protocol):
     """Any screen: immutable, comparable, and readable as text lines."""
 
-    def lines(self, lang: str) -> list[str]: ...
+    def lines(self, lang: str) -> list[str]:
+        """The screen as text in `lang` ('en' or 'fr'): STATE's `screen`, a test's view."""
+        ...
 
 
 @dataclass(frozen=True)
 class Blank:
+    """Nothing on the OLED: the unit OFF, once its notice has gone."""
+
     def lines(self, lang: str) -> list[str]:
         return []
 
 
 @dataclass(frozen=True)
 class HourScreen:
+    """The hour being played, between auctions."""
+
     hour: int
     clock: str | None  # "mm:ss" elapsed in the hour, or None when hidden
     paused: bool = False
     resumed: bool = False  # just taken back after a restart
 
     def lines(self, lang: str) -> list[str]:
+        """HOUR n; PAUSED, or else RESUMED; the clock if it is shown."""
         t = TEXT[lang]
         out = [t["hour"].format(n=self.hour)]
         if self.paused:
@@ -107,10 +114,13 @@ class HourScreen:
 
 @dataclass(frozen=True)
 class AuctionScreen:
+    """An auction running: a light along the dots, the time left only if it is public."""
+
     frame: int  # which dot is lit
     countdown_s: int | None = None  # only for a fixed-length auction, where it is public
 
     def lines(self, lang: str) -> list[str]:
+        """AUCTION, the dots (● the lit one), and the seconds left when they are public."""
         dots = "".join("●" if i == self.frame % DOTS else "○" for i in range(DOTS))
         out = [TEXT[lang]["auction"], dots]
         if self.countdown_s is not None:
@@ -120,9 +130,13 @@ class AuctionScreen:
 
 @dataclass(frozen=True)
 class SoldScreen:
+    """The banner after an auction: STOPPED if a player stopped it, SOLD! if its time ran
+    out."""
+
     stopped: bool
 
     def lines(self, lang: str) -> list[str]:
+        """The banner's one word."""
         return [TEXT[lang]["stopped" if self.stopped else "sold"]]
 
 
@@ -135,6 +149,8 @@ class PermitScreen:
     visible: bool = True  # the station icon flashes
 
     def lines(self, lang: str) -> list[str]:
+        """PERMIT, the buildings or STATION ("" while it flashes off), then their words;
+        "..." in place of the words while drawing."""
         t = TEXT[lang]
         if self.value is Permit.STATION:
             big, small = "STATION", t["station"]
@@ -148,9 +164,12 @@ class PermitScreen:
 
 @dataclass(frozen=True)
 class HourEndScreen:
+    """The hour is over: the players total their wealth."""
+
     hours_played: int
 
     def lines(self, lang: str) -> list[str]:
+        """GAME OVER, what to total, and the hours played."""
         t = TEXT[lang]
         return [t["over"], t["total"], t["wealth"], t["played"].format(n=self.hours_played)]
 
@@ -167,6 +186,8 @@ class MenuScreen:
     permits: tuple[Permit, ...] = ()  # the history, newest first
 
     def lines(self, lang: str) -> list[str]:
+        """SETTINGS i/n (counted from 1), then: a setting's title, value and the buttons'
+        hint; the last permits (a station as S, or G in French); or NEW GAME."""
         t = TEXT[lang]
         head = t["settings"].format(i=self.index + 1, n=self.count)
         if self.item == "history":
@@ -186,6 +207,8 @@ class StillOnScreen:
     off_in_min: int = 0  # it powers itself off after this many minutes OFF (0: never)
 
     def lines(self, lang: str) -> list[str]:
+        """UNIT OFF, Pi still on, how to shut it down, and when it powers itself off (or,
+        if it never does, to unplug it after)."""
         t = TEXT[lang]
         last = t["off_in"].format(n=self.off_in_min) if self.off_in_min else t["unplug"]
         return [t["unit_off"], t["pi_on"], t["how_off"], last]
@@ -193,5 +216,7 @@ class StillOnScreen:
 
 @dataclass(frozen=True)
 class ShutdownScreen:
+    """The safe shutdown confirmed: the Pi is asked to halt 2 s after it shows."""
+
     def lines(self, lang: str) -> list[str]:
         return [TEXT[lang]["bye"]]
