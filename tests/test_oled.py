@@ -73,7 +73,7 @@ def test_the_same_bytes_when_rotated(rotate: int) -> None:
 # ----- only what changed is sent, and the controller ends up showing the frame -------------
 
 
-DRIVERS = ["ssd1306", "ssd1309", "sh1106"]
+DRIVERS = sorted(oled.DRIVERS)  # a new driver is tested here at once (docs/architecture.md)
 INTERFACES = ["i2c", "spi"]
 WHOLE = {("ssd1306", "i2c"): 1034, ("ssd1306", "spi"): 1030, ("sh1106", "i2c"): 8 * (2 + 3 + 2 + 128),
          ("sh1106", "spi"): 8 * (3 + 128)}  # fmt: skip

@@ -2,7 +2,7 @@
 (`unit.to_auction()`), so no mode's module imports another's: the unit builds them."""
 
 from cityunit.modes.auction import Auction
-from cityunit.modes.base import Mode
+from cityunit.modes.base import Context, Mode
 from cityunit.modes.hour_end import HourEnd
 from cityunit.modes.idle import Idle
 from cityunit.modes.menu import Menu
@@ -11,4 +11,15 @@ from cityunit.modes.permit import PermitDraw
 
 ALL: tuple[type[Mode], ...] = (Off, Shutdown, Idle, Auction, PermitDraw, Menu, HourEnd)
 
-__all__ = ["ALL", "Auction", "HourEnd", "Idle", "Menu", "Mode", "Off", "PermitDraw", "Shutdown"]
+__all__ = [
+    "ALL",
+    "Auction",
+    "Context",
+    "HourEnd",
+    "Idle",
+    "Menu",
+    "Mode",
+    "Off",
+    "PermitDraw",
+    "Shutdown",
+]
