@@ -16,6 +16,9 @@ from cityunit.timers import Timers
 
 @dataclass
 class Debouncer:
+    """One contact's debouncing, as plain data: the times are the edges' own, never the
+    clock's, so an edge handled late is judged as of when it happened."""
+
     window_ms: int
     level: bool = False  # the debounced level: True when pressed / switched on
     raw: bool = False
@@ -62,6 +65,7 @@ class Contact:
         self._changed = changed
 
     def edge(self, level: bool, t: int) -> None:
+        """A raw edge at `t`: `changed` hears a new level at once, and nothing of chatter."""
         self._then(self._bouncer.edge(level, t))
 
     def assume(self, level: bool) -> None:

@@ -34,14 +34,20 @@ class Panel(Protocol):
     def start(self) -> None:
         """(Re)initialise it; raises OSError or a luma Error if it does not answer."""
 
-    def display(self, image: Image.Image) -> None: ...
+    def display(self, image: Image.Image) -> None:
+        """Show one whole frame; raises OSError or a luma Error if the bus fails."""
 
-    def blank(self) -> None: ...
+    def blank(self) -> None:
+        """The glass dark at once; the next frame lights it again."""
 
-    def close(self) -> None: ...
+    def close(self) -> None:
+        """Release what it holds: the bus, and SPI's pins."""
 
 
 class Display:
+    """A panel as the loop sees it: neither `show` nor `poll` raises for it. A failure
+    is told once through `fault` ("lost: ...", then "back"), and the panel tried again."""
+
     def __init__(
         self,
         panel: Panel,

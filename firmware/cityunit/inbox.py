@@ -67,6 +67,8 @@ class Inbox:
         self._watchers: list[queue.SimpleQueue[bool]] = []  # see `watch`
 
     def put(self, item: Work) -> None:
+        """From any thread, or a signal handler; a write to the pipe only if the loop is
+        going to sleep."""
         self._items.put(item)
         if self._sleepy:
             with contextlib.suppress(BlockingIOError, OSError):  # full: awake already; closed
@@ -133,6 +135,7 @@ class Inbox:
         self.close()
 
     def close(self) -> None:
+        """The wake pipe closes. Idempotent."""
         if self.closed:
             return
         self.closed = True

@@ -27,6 +27,8 @@ class Permit(Enum):
 
 
 def draw(rng: random.Random, odds: Mapping[Permit, int]) -> Permit:
+    """One permit at random, each as likely as its weight; a weight of 0 never comes. At
+    least one weight must be above 0 (the config refuses odds without one)."""
     values = [v for v, w in odds.items() if w > 0]
     weights = [odds[v] for v in values]
     return rng.choices(values, weights)[0]

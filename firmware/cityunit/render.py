@@ -114,6 +114,7 @@ def station_icon(draw: ImageDraw.ImageDraw, cx: int, cy: int) -> None:
 
 
 def render(screen: Screen, lang: str) -> Image.Image:
+    """The image a display is sent for `screen`, its words in `lang`."""
     image, canvas = _canvas()
     paint(screen, canvas, screen.lines(lang))
     return image
@@ -126,6 +127,8 @@ Canvas = ImageDraw.ImageDraw
 
 @singledispatch
 def paint(screen: Screen, canvas: Canvas, lines: list[str]) -> None:
+    """`screen` drawn on a blank canvas from its own `lines`, by the painting its type
+    registered (`@paint.register`); a TypeError for a type with none."""
     raise TypeError(f"no painting for {type(screen).__name__}")
 
 

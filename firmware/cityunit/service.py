@@ -23,6 +23,8 @@ log = logging.getLogger("cityunit")
 
 
 def run(args: argparse.Namespace) -> int:
+    """Serve until stopped; 2 when it cannot start (a bad config, no GPIO, the pins or the
+    state directory another's). --off sets the outputs off; --check reads the config."""
     from cityunit.clock import MonotonicClock
     from cityunit.inbox import reload_on_hangup
 

@@ -16,6 +16,7 @@ REST: None = None
 
 
 def tune(*notes: tuple[int | None, int]) -> Tone:
+    """Notes of (Hz, or REST, and ms), played once."""
     return Pattern(tuple(notes))
 
 

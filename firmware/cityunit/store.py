@@ -66,6 +66,7 @@ def save_atomic(path: Path, data: bytes) -> None:
 
 
 def encode(state: dict[str, Any]) -> bytes:
+    """A snapshot as the file's bytes: compact JSON, the format's `version` first."""
     return json.dumps({"version": VERSION, **state}, separators=(",", ":")).encode()
 
 

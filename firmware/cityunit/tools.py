@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 
 
 def bench(args: argparse.Namespace) -> int:
+    """The desktop figures, or with --device the Pi's own report; 2 for a bad config."""
     if args.device:
         from cityunit.bench.device import report
 
@@ -29,6 +30,8 @@ def bench(args: argparse.Namespace) -> int:
 
 
 def doctor(args: argparse.Namespace) -> int:
+    """The checks' report, 1 if any FAILed; with --interactive, the wiring test after
+    it, and then the exit code is the wiring test's."""
     from cityunit.doctor import Doctor, report
     from cityunit.parts import pin_factory
 
@@ -81,6 +84,7 @@ def _wiring_test(args: argparse.Namespace, found: Doctor, factory: Factory | Non
 
 
 def console(args: argparse.Namespace) -> int:
+    """A person's prompt on a unit's console, at a serial port, a pty or a URL."""
     from cityunit.prompt import interact
 
     return interact(args.port, args.baudrate, args.json)

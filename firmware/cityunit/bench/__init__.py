@@ -36,6 +36,8 @@ TARGETS = {
 
 
 def run(quick: bool = False) -> dict[str, Any]:
+    """Every figure, measured in turn (`quick`: fewer samples), with the machine's name
+    and which figures are within TARGETS."""
     steps: list[Callable[[], dict[str, float]]] = [
         lambda: latency(40 if quick else 500),
         lambda: auctions(2 if quick else 20),
@@ -56,6 +58,8 @@ def run(quick: bool = False) -> dict[str, Any]:
 
 
 def main(as_json: bool, quick: bool) -> int:
+    """The figures against their targets, or as one JSON object. Always 0: a figure over
+    its target is news, not a failure."""
     logging.getLogger("cityunit").setLevel(logging.WARNING)  # the unit's events are not news here
     figures = run(quick)
     if as_json:

@@ -133,6 +133,8 @@ def pins(config: Config) -> list[str]:
 
 
 def report(config: Config, bus: Any = None, gpio: Any = None) -> str:
+    """The whole report, as text to paste into an issue: the machine, the pins, the frames
+    on the real panel (`bus`, `gpio`: stand-ins), and an hour of play computed."""
     logging.getLogger("cityunit").setLevel(logging.WARNING)  # the hour's events are not news
     model = Path("/proc/device-tree/model")
     machine = model.read_text().strip("\0\n") if model.exists() else platform.machine()
