@@ -23,6 +23,9 @@ AMPLITUDE = 5_000  # a square wave is loud; this keeps it pleasant
 
 
 class Speaker:
+    """The buzzer's tones as square waves on the desktop's speaker, or silence (said once)
+    where there is no sound device."""
+
     def __init__(self) -> None:
         self.channel: pygame.mixer.Channel | None = None
         if not _sound_device():
@@ -35,6 +38,8 @@ class Speaker:
             log.warning("no sound device (%s): the simulator stays silent", e)
 
     def on_event(self, event: Event) -> None:
+        """A runtime listener, on the loop thread: a tone event starts or stops the wave
+        at once, looping until the next; other events are not its business."""
         if self.channel is None or event.event is not EventKind.TONE:
             return
         hz = event.data["hz"]

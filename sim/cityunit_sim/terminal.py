@@ -51,6 +51,8 @@ DENSITY = " ..::::##"
 
 
 def ascii_line(line: str) -> str:
+    """A line of the screen for a terminal without UTF-8: each braille cell as dense as its
+    dots, box and symbols by look-alikes, anything else '?'."""
     out = []
     for ch in line:
         code = ord(ch) - 0x2800
@@ -59,11 +61,15 @@ def ascii_line(line: str) -> str:
 
 
 def led_bar(level: float, width: int = 10) -> str:
+    """The LED's level (0 to 1) as `width` cells, the lit ones first."""
     lit = round(level * width)
     return "█" * lit + "░" * (width - lit)
 
 
 class Terminal:
+    """The unit drawn with curses from what the loop posts; keys pressed on the pins as
+    presses of set lengths."""
+
     def __init__(self, board: SimBoard, speed: float = 1.0) -> None:
         self.board = board
         self.speed = speed
@@ -76,6 +82,7 @@ class Terminal:
             self.log.append(event_line(event))
 
     def note(self, text: str) -> None:
+        """The simulator's own word (a warning) in the event pane, marked '!'."""
         self.log.append(f"{'':>11}  ! {text}")
 
     def hold(self, parts: tuple[str, ...], ms: int) -> None:
@@ -102,6 +109,8 @@ class Terminal:
         return True
 
     def release_due(self) -> None:
+        """Let go of each held button whose time has come; called each time the screen is
+        drawn (about every 50 ms), so a release is up to that late."""
         now = self.board.clock.now_ms()
         for due in [r for r in self._releases if r[0] <= now]:
             self._releases.remove(due)
@@ -135,6 +144,8 @@ class Terminal:
         return [*out[: rows - 1], " " + KEYS]
 
     def run(self) -> int:
+        """The terminal is the unit's until `q` or Esc (or the loop ends), the loop on a
+        thread of its own; meanwhile log lines go to the event pane."""
         locale.setlocale(locale.LC_ALL, "")
         # Log lines on stderr would scribble over the screen: warnings go to the event pane.
         root = logging.getLogger()

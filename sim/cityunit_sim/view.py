@@ -39,6 +39,8 @@ KEYS = "A auction · B build · Space switch · hold for a long press · A+B pau
 
 @dataclass(frozen=True)
 class Control:
+    """A button on the drawing: where it is, its colour, and its label in each language."""
+
     name: str  # the board part it drives: 'auction', 'build' or 'power'
     center: tuple[int, int]
     radius: int
@@ -58,6 +60,9 @@ def _font(size: int) -> pygame.font.Font:
 
 
 class UnitView:
+    """The unit drawn on `surface`, at SIZE, from the board and the snapshot the loop
+    posts; the events' pane is filled by the loop, as a runtime listener."""
+
     def __init__(self, board: SimBoard, surface: pygame.Surface, speed: float = 1.0) -> None:
         self.board = board
         self.surface = surface
@@ -86,11 +91,13 @@ class UnitView:
 
     @staticmethod
     def oled_rect() -> pygame.Rect:
+        """Where the OLED sits in the drawing, at SCALE times its size."""
         return pygame.Rect(OLED_AT, (WIDTH * SCALE, HEIGHT * SCALE))
 
     # ----- drawing -------------------------------------------------------------------
 
     def paint(self, now_ms: int) -> None:
+        """The whole unit, with `now_ms` (unit time) for the clock line."""
         s = self.surface
         s.fill(BG)
         led = float(self.board.pin("led").state or 0.0)

@@ -47,12 +47,15 @@ class Recorder:
         self.frames: list[tuple[int, Image.Image]] = []
 
     def add(self, surface: pygame.Surface, now_ms: int) -> None:
+        """A copy of `surface`, unless the last frame kept is under `every_ms` old."""
         if self.frames and now_ms - self.frames[-1][0] < self.every_ms:
             return
         data = pygame.image.tobytes(surface, "RGB")
         self.frames.append((now_ms, Image.frombytes("RGB", surface.get_size(), data)))
 
     def save(self) -> None:
+        """A GIF at half size, each frame as long as it lasted and the last for 2 s; any
+        other `path` is a directory of numbered PNGs at full size. Nothing if no frames."""
         if not self.frames:
             return
         times = [t for t, _ in self.frames]
@@ -73,6 +76,9 @@ class Recorder:
 
 
 class Window:
+    """The simulator on the desktop: pygame's window on the main thread, sized to fit the
+    screen; clicks and keys move the board's pins."""
+
     def __init__(self, board: SimBoard, speed: float = 1.0, record: Path | None = None) -> None:
         pygame.display.init()
         pygame.font.init()
@@ -87,9 +93,11 @@ class Window:
         self._mouse: str | None = None
 
     def press(self, part: str, down: bool) -> None:
+        """A button down or up, through its pin (held in real time on a HandClock)."""
         self.board.press(part, down)
 
     def toggle_switch(self) -> None:
+        """The switch flipped: its pin moved, as a hand would."""
         pin = self.board.pin("power")
         pin.drive_low() if pin.state != 0 else pin.drive_high()
 
@@ -134,6 +142,7 @@ class Window:
         return True
 
     def frame(self) -> None:
+        """The unit drawn once, scaled to the window; recorded at the drawn size, if asked."""
         now = self.board.runtime.clock.now_ms()
         self.view.paint(now)
         screen, rect = pygame.display.get_surface(), self.placed()
