@@ -36,7 +36,7 @@ TARGETS = {
 
 
 def run(quick: bool = False) -> dict[str, Any]:
-    """Every figure, measured in turn (`quick`: fewer samples), with the machine's name
+    """Every figure, measured in turn (`quick`: fewer samples), with the machine it ran on
     and which figures are within TARGETS."""
     steps: list[Callable[[], dict[str, float]]] = [
         lambda: latency(40 if quick else 500),
