@@ -21,20 +21,24 @@ import pytest
 from gpiozero.pins.mock import MockFactory
 
 from cityunit import pwm
+from cityunit.bench.rig import WireCounter
 from cityunit.config import Hardware
+from cityunit.parts import mock_pins
 from cityunit_sim.board import SwitchPin
 
 SSD1306_DISPLAYOFF = 0xAE
 
 
-class FlakyBus:
+class FlakyBus(WireCounter):
     """An smbus2 stand-in for luma's i2c interface that records writes and fails on demand.
 
     `unplugged` fails every write; `error_rate` fails that share of writes (seeded).
-    Failures raise OSError(EREMOTEIO), errno 121, as a real I2C bus does.
+    Failures raise OSError(EREMOTEIO), errno 121, as a real I2C bus does. What gets
+    through is counted as the Pi's bus would carry it (`wire_bytes`).
     """
 
     def __init__(self, error_rate: float = 0.0, seed: int = 0) -> None:
+        super().__init__()
         self.error_rate = error_rate
         self.unplugged = False
         self.rng = random.Random(seed)
@@ -43,6 +47,11 @@ class FlakyBus:
         self.failures = 0
 
     def write_i2c_block_data(self, addr: int, register: int, data: list[int]) -> None:
+        self.carried(register, data)
+        super().write_i2c_block_data(addr, register, data)
+
+    def carried(self, register: int, data: list[int]) -> None:
+        """The write recorded, or failed as the bus fails (on SPI too)."""
         if self.unplugged or self.rng.random() < self.error_rate:
             self.failures += 1
             raise OSError(errno.EREMOTEIO, "Remote I/O error")
@@ -61,7 +70,7 @@ class FlakyBus:
 
 def mock_factory() -> MockFactory:
     """Mock pins as the simulator's: PWM-capable, and a switch that can be left ON (`on`)."""
-    return MockFactory(pin_class=SwitchPin)
+    return mock_pins(SwitchPin)
 
 
 class State(NamedTuple):
@@ -308,7 +317,7 @@ class Controller(FlakyBus):
     Commands are parsed with their arguments; data bytes land where the controller's
     address pointers say (SSD1306 and SSD1309: horizontal or page addressing with their
     column and page window; SH1106: page addressing over 132 columns). `visible()` is what
-    the glass shows, as display-RAM pages; `pi_bytes` counts the bytes the Pi's bus would
+    the glass shows, as display-RAM pages; `wire_bytes` counts the bytes the Pi's bus would
     carry (on I2C luma sends each command call, and each data call, as one transaction
     with an address and a control byte; SPI has neither).
     Its memory starts as noise and its glass dark, as after power-on.
@@ -332,15 +341,11 @@ class Controller(FlakyBus):
         self.window = (0, 127, 0, 7)  # SSD1306 horizontal mode: c0, c1, p0, p1
         self.col = self.page = 0
         self.inverted = False  # the glass shows every pixel flipped
-        self.pi_bytes = 0
         self._pending: list[int] = []  # a command waiting for its arguments
-        self._in_data = False
 
     def write_i2c_block_data(self, addr: int, register: int, data: list[int]) -> None:
         super().write_i2c_block_data(addr, register, data)  # may fail, as the bus does
-        command = register == 0x00
-        self.pi_bytes += len(data) + (0 if self._in_data and not command else 2)
-        self._take(command, data)
+        self._take(register == 0x00, data)
 
     def open(self, port: int, device: int) -> None:
         self.opened = (port, device)
@@ -351,13 +356,12 @@ class Controller(FlakyBus):
         dc, rst = (
             self.pins.pin(pin).state for pin in (self.hardware.dc_pin, self.hardware.reset_pin)
         )
-        FlakyBus.write_i2c_block_data(self, 0, 0x40 if dc else 0x00, data)  # may fail
-        self.pi_bytes += len(data)
+        self.carried(0x40 if dc else 0x00, data)  # may fail
+        self.wire_bytes += len(data)  # SPI: no address, no control byte
         if rst:
             self._take(not dc, data)
 
     def _take(self, command: bool, data: list[int]) -> None:
-        self._in_data = not command
         for byte in data:
             (self._command_byte if command else self._data_byte)(byte)
 

@@ -155,13 +155,13 @@ class Glass:
         assert self.bus.visible() == DARK, "no noise, no old memory: dark until a frame is in"
 
     def show(self, image: Image.Image) -> bool:
-        before, glass, inverted = self.bus.pi_bytes, self.bus.visible(), self.bus.inverted
+        before, glass, inverted = self.bus.wire_bytes, self.bus.visible(), self.bus.inverted
         try:
             self.panel.display(image)
         except (OSError, LumaError):
             self.start()
             return False
-        sent = self.bus.pi_bytes - before
+        sent = self.bus.wire_bytes - before
         expected = pages(self.panel._device.preprocess(image))
         assert self.bus.visible() == expected, "the glass shows the frame"
         assert self.panel.sent == sent, "the panel's costs are the bytes on the bus"
@@ -258,9 +258,9 @@ def test_real_games_end_each_frame_on_the_glass_for_far_fewer_bytes(
             snapshot = unit.snapshot()
             if (snapshot.screen, snapshot.language) != last:
                 last = (snapshot.screen, snapshot.language)
-                before = glass.bus.pi_bytes
+                before = glass.bus.wire_bytes
                 assert glass.show(render(snapshot.screen, snapshot.language))
-                sent, frames = sent + glass.bus.pi_bytes - before, frames + 1
+                sent, frames = sent + glass.bus.wire_bytes - before, frames + 1
         if restart:
             glass.start()
     assert sent < frames * WHOLE[kind, interface] * 2 / 3
@@ -275,9 +275,9 @@ def test_a_screen_that_turns_white_is_sent_inverted_for_a_fraction_of_the_bytes(
 
     glass = Glass(kind, interface=interface)
     assert glass.show(render(AuctionScreen(3), "en"))
-    before = glass.bus.pi_bytes
+    before = glass.bus.wire_bytes
     assert glass.show(render(SoldScreen(stopped=True), "en"))  # white, with black letters
-    assert glass.bus.inverted and glass.bus.pi_bytes - before < 700
+    assert glass.bus.inverted and glass.bus.wire_bytes - before < 700
     assert glass.show(render(AuctionScreen(0), "en"))
     assert not glass.bus.inverted
 
@@ -294,10 +294,10 @@ def test_the_glass_lights_with_the_first_frame_and_blanks_at_once(kind, interfac
     white = Image.new("1", (128, 64), 1)  # SOLD!-like: sent inverted, over noise
     panel.display(white)
     assert bus.visible() == [b"\xff" * 128] * 8
-    assert bus.pi_bytes - WHOLE[kind, interface] < 40, "the init's commands and a frame, no more"
-    before = bus.pi_bytes
+    assert bus.wire_bytes - WHOLE[kind, interface] < 40, "the init's commands and a frame, no more"
+    before = bus.wire_bytes
     panel.blank()
-    assert bus.visible() == DARK and bus.pi_bytes - before == oled.OVERHEAD[interface] + 1
+    assert bus.visible() == DARK and bus.wire_bytes - before == oled.OVERHEAD[interface] + 1
 
 
 @pytest.mark.parametrize("interface", INTERFACES)
@@ -375,13 +375,13 @@ def test_the_bench_times_a_panel_on_spi_with_its_bus_time_at_its_speed() -> None
 
     bus = Controller("ssd1309", spi=True)
     parts = dataclasses.replace(bus.hardware, spi_speed_hz=4_000_000)
-    before = bus.pi_bytes
+    before = bus.wire_bytes
     lines = frames(Config(hardware=parts), bus=bus, gpio=bus.pins)
     assert lines[0] == "  display: ssd1309 on SPI0.0 at 4 MHz (DC GPIO24, RST GPIO25)"
     for kind in KINDS:
         assert any(line.startswith(f"  {kind}: on the wire") for line in lines), kind
     assert bus.visible() == DARK, "blanked after"
-    assert bus.pi_bytes > before
+    assert bus.wire_bytes > before
 
 
 @pytest.mark.parametrize("interface", INTERFACES)

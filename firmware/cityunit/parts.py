@@ -46,13 +46,17 @@ def _mock_pins() -> bool:
     return os.environ.get("GPIOZERO_PIN_FACTORY", "").lower() == "mock"
 
 
-def pin_factory() -> Factory | None:
-    """gpiozero's own choice, except that GPIOZERO_PIN_FACTORY=mock gets PWM-capable pins.
+def mock_pins(pin_class: type[MockPWMPin] = MockPWMPin) -> MockFactory:
+    """gpiozero's mock pins as the unit needs them off a Pi (the simulator, the bench, the
+    tests): PWM-capable, since its default mock pins cannot drive a PWMLED or a
+    TonalBuzzer; `pin_class` a PWM pin with more to it (the simulator's switch)."""
+    return MockFactory(pin_class=pin_class)
 
-    (gpiozero's default mock pins cannot drive a PWMLED or a TonalBuzzer.)
-    """
+
+def pin_factory() -> Factory | None:
+    """gpiozero's own choice, except that GPIOZERO_PIN_FACTORY=mock gets `mock_pins()`."""
     if _mock_pins() and not os.environ.get("GPIOZERO_MOCK_PIN_CLASS"):
-        return MockFactory(pin_class=MockPWMPin)
+        return mock_pins()
     return None
 
 

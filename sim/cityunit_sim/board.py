@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
-from gpiozero.pins.mock import MockFactory, MockPWMPin
+from gpiozero.pins.mock import MockPWMPin
 from luma.core.device import dummy
 from PIL import Image
 
@@ -21,6 +21,7 @@ from cityunit.config import Config
 from cityunit.events import Event
 from cityunit.inbox import Inbox
 from cityunit.modes.menu import Menu
+from cityunit.parts import mock_pins
 from cityunit.render import HEIGHT, WIDTH
 from cityunit_sim.clock import HandClock
 
@@ -80,7 +81,7 @@ class SimBoard(Board):
         """`observed`: a window or a terminal shows the OLED. Headless, nobody looks, so
         no frame is rendered at all (STATE's screen is text, from the core)."""
         self.seed = seed
-        self.factory = MockFactory(pin_class=MockPWMPin)
+        self.factory = mock_pins()
         saved = None
         if state_dir is not None:  # a peek: the Board says what is wrong with it, once
             with contextlib.suppress(store.Unusable):

@@ -7,8 +7,6 @@ import statistics
 import time
 from functools import partial
 
-from gpiozero.pins.mock import MockFactory, MockPWMPin
-
 from cityunit.bench.rig import MeasuredPanel, bus_ms, measured_board, pct
 from cityunit.bench.rig import ms as _ms
 from cityunit.board import Board
@@ -16,6 +14,7 @@ from cityunit.clock import VirtualClock
 from cityunit.config import Config
 from cityunit.console import Session
 from cityunit.inbox import Input
+from cityunit.parts import mock_pins
 from cityunit.permit import Permit
 from cityunit.render import render
 from cityunit.rules import Rules
@@ -69,7 +68,7 @@ def frames(rounds: int = 10) -> dict[str, float]:
     every: list[int] = []
     for seed in range(rounds):
         config = Config(rules=Rules(auction_min_s=40, auction_max_s=50))
-        board, panel = measured_board(config, VirtualClock(), MockFactory(pin_class=MockPWMPin))
+        board, panel = measured_board(config, VirtualClock(), mock_pins())
         with board:
             script = _Script(board, panel)
             script.run(f"SEED {seed}", "SWITCH ON", "ADVANCE 1500")

@@ -15,6 +15,7 @@ from cityunit.clock import Clock, MonotonicClock
 from cityunit.config import Config
 from cityunit.events import EventKind
 from cityunit.oled import TRANSACTION, LumaPanel
+from cityunit.parts import mock_pins
 
 I2C_HZ = 400_000  # the installer's bus speed
 BITS_PER_BYTE = 9  # eight bits and the acknowledge
@@ -70,12 +71,13 @@ class TimedPin(MockPWMPin):
                     return None
 
 
-class BusRecorder:
-    """An smbus stand-in that counts the bytes the Pi's bus would carry.
+class WireCounter:
+    """An smbus stand-in that counts the bytes the Pi's I2C bus would carry: the one
+    counting rule of the bench, the tests' controller model and the virtual Pi's frames.
 
-    Given a bus, luma writes data in 32-byte blocks; on the Pi (smbus2, i2c_rdwr) each
-    data call is one transaction. So consecutive data blocks count as one transaction:
-    address and control byte once, then the payload."""
+    luma writes data in 32-byte blocks; on the Pi (smbus2, i2c_rdwr) each data call is one
+    transaction, so consecutive data blocks count as one: address and control byte once,
+    then the payload. Each command call is a transaction of its own."""
 
     def __init__(self) -> None:
         self.wire_bytes = 0
@@ -87,13 +89,13 @@ class BusRecorder:
         self._in_data = data_block
 
     def close(self) -> None:
-        pass
+        """Nothing held."""
 
 
 class MeasuredPanel:
     """A panel that notes, for each frame, when it was sent and its bytes on the bus."""
 
-    def __init__(self, panel: LumaPanel, bus: BusRecorder) -> None:
+    def __init__(self, panel: LumaPanel, bus: WireCounter) -> None:
         self.panel, self.bus = panel, bus
         self.frames: list[tuple[int, int]] = []  # (perf_counter_ns after the send, bytes)
 
@@ -115,7 +117,7 @@ class MeasuredPanel:
 def measured_board(
     config: Config, clock: Clock, factory: MockFactory
 ) -> tuple[Board, MeasuredPanel]:
-    bus = BusRecorder()
+    bus = WireCounter()
     luma = configured_panel(config, bus=bus)
     assert luma is not None, "the bench measures a display"
     panel = MeasuredPanel(luma, bus)
@@ -127,7 +129,7 @@ class Rig:
 
     def __init__(self, config: Config) -> None:
         self.config = config
-        self.factory = MockFactory(pin_class=TimedPin)
+        self.factory = mock_pins(TimedPin)
         self.board, self.panel = measured_board(config, MonotonicClock(), self.factory)
         self.runtime = self.board.runtime
         self.events: list[tuple[int, EventKind]] = []
