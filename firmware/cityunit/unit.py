@@ -85,7 +85,7 @@ class Effects:
     save: bool = False  # the game changed in a way worth keeping on disk
 
 
-class Unit:
+class Unit(modes.Context):
     """One Monopoly City unit. Call `advance(t)` to let time pass; inputs carry their time."""
 
     def __init__(self, rules: Rules, rng: random.Random | None = None, now: int = 0) -> None:

@@ -13,6 +13,8 @@ FRAME_MS = 500  # the dots move on this often
 
 
 class Auction(Mode):
+    """A countdown on the table's behalf; the module says how it runs and ends."""
+
     name = "auction"
 
     def __init__(self, unit: Context) -> None:

@@ -34,11 +34,14 @@ class Context(Host, Protocol):
     def to_idle(self, sold: bool | None = None) -> None:
         """The hour screen; `sold`: an auction just ended (True: stopped early)."""
 
-    def to_auction(self) -> None: ...
+    def to_auction(self) -> None:
+        """An auction's countdown."""
 
-    def to_permit(self) -> None: ...
+    def to_permit(self) -> None:
+        """A build permit's draw."""
 
-    def to_menu(self) -> None: ...
+    def to_menu(self) -> None:
+        """The settings menu (STATE says settings)."""
 
     def to_off(self, timed: bool = True) -> None:
         """Switched OFF; `timed`: the Pi powers off after `power.off_after_minutes`."""
@@ -49,14 +52,20 @@ class Context(Host, Protocol):
     def to_hour_end(self) -> None:
         """The game over: the last hour is up (STATE says hour_end)."""
 
-    def new_hour(self) -> None: ...
+    def new_hour(self) -> None:
+        """The next hour of play starts (its chime, the hour screen)."""
 
-    def new_game(self) -> None: ...
+    def new_game(self) -> None:
+        """The hour count starts again at 1."""
 
-    def request_shutdown(self) -> None: ...
+    def request_shutdown(self) -> None:
+        """The safe-shutdown gesture was confirmed: the loop runs the shutdown command."""
 
 
 class Mode:
+    """One state of the unit, and what each gesture means in it; the defaults here are a
+    mode that shows nothing and answers only the pause chord."""
+
     name: ClassVar[str]  # as the console's STATE says it
 
     def __init__(self, unit: Context) -> None:
@@ -64,6 +73,8 @@ class Mode:
         self._timers: list[Timer] = []
 
     def timer(self, run: Callable[[], None]) -> Timer:
+        """A timer this mode owns: cancelled when the mode is left, so it never fires into
+        the next one."""
         timer = self.unit.timers.timer(run)
         self._timers.append(timer)
         return timer
@@ -72,12 +83,14 @@ class Mode:
         """Take over: set the light, start the timers."""
 
     def leave(self) -> None:
+        """Handed over to another mode: every timer it owns is cancelled."""
         for timer in self._timers:
             timer.cancel()
 
     # ----- what it shows -------------------------------------------------------------
 
     def screen(self, now: int) -> Screen:
+        """What the OLED shows at `now` (a pure function of the mode and the time)."""
         return Blank()
 
     def next_frame(self, now: int) -> int | None:
@@ -96,20 +109,21 @@ class Mode:
     # ----- what the players do (the switch ON) ------------------------------------------
 
     def down(self) -> None:
+        """A button went down: the click and the blip, at once, before its meaning is known."""
         self.unit.cues.feedback(max(self.unit.now, self.unit.present))
 
     def tap(self, button: Button) -> None:
-        pass
+        """A short press of `button`, at its release."""
 
     def long(self, button: Button) -> None:
-        pass
+        """`button` held for `buttons.long_press_ms`, as soon as it has been."""
 
     def chord(self) -> None:
         """Both held: the game clock pauses or goes on, whatever else is happening."""
         self.unit.game.toggle_pause()
 
     def chord_hold(self) -> None:
-        pass
+        """Both held on (the safe-shutdown gesture, in the modes that take it)."""
 
     # ----- what the game does to it ------------------------------------------------------
 

@@ -12,6 +12,8 @@ REMINDER_MS = 60_000
 
 
 class HourEnd(Mode):
+    """The game over (STATE's "hour_end"), until the switch or a long AUCTION."""
+
     name = "hour_end"
 
     def __init__(self, unit: Context) -> None:

@@ -11,6 +11,9 @@ RESUMED_SHOW_MS = 8_000
 
 
 class Idle(Mode):
+    """The hour screen: AUCTION starts an auction, BUILD draws a permit, a long BUILD
+    opens the menu."""
+
     name = "idle"
 
     def __init__(self, unit: Context, sold: bool | None = None, resumed: bool = False) -> None:

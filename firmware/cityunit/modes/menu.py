@@ -13,6 +13,8 @@ IDLE_MS = 30_000  # the menu closes by itself after this long untouched
 
 
 class Menu(Mode):
+    """The settings menu (STATE's "settings"): one item on show, the timer that closes it."""
+
     name = "settings"
 
     def __init__(self, unit: Context) -> None:

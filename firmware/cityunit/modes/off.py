@@ -17,6 +17,8 @@ NOTICE_MS = 8_000  # how long "the Pi is still on" shows after switching OFF
 
 
 class Off(Mode):
+    """The switch OFF; with `notice`, the still-on reminder first."""
+
     name = "off"
 
     def __init__(self, unit: Context, notice: bool = False, timed: bool = True) -> None:
@@ -66,6 +68,8 @@ class Off(Mode):
 
 
 class Shutdown(Off):
+    """The safe-shutdown gesture's confirmation: its light and tune, then the Pi halts."""
+
     name = "shutdown"
 
     def __init__(self, unit: Context) -> None:

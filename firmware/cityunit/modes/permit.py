@@ -15,6 +15,9 @@ FACES = tuple(Permit)  # the draw animation runs through every face
 
 
 class PermitDraw(Mode):
+    """A permit's draw (STATE's "permit"): decided at the press, revealed after the
+    animation, shown for `permit.show_s`."""
+
     name = "permit"
 
     def __init__(self, unit: Context) -> None:
