@@ -307,3 +307,23 @@ def test_run_off_stops_what_a_killed_unit_left_playing(
     assert kernel.exported == set() and kernel.refused == []
     said = capsys.readouterr().err
     assert ("the defaults' elsewhere" in said) == bool(mistake) and "Traceback" not in said
+
+
+def test_parts_failing_half_built_raise_their_own_error_and_free_every_pin(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Found by the docstring review: a failure after the inputs were opened and before
+    the outputs were made met an AttributeError in close() (leaving the outputs quiet),
+    which hid the real error and left the inputs' pins taken."""
+    from cityunit import parts
+
+    def broken(*args: object) -> object:
+        raise RuntimeError("the PWM plan failed")
+
+    monkeypatch.setattr(parts, "pwm_plan", broken)
+    factory = mock_factory()
+    with pytest.raises(RuntimeError, match="the PWM plan failed"):
+        Parts(Config(), lambda name, level: None, factory)
+    monkeypatch.undo()
+    with Parts(Config(), lambda name, level: None, factory) as again:  # the pins are free
+        assert set(again.inputs) == {"auction", "build", "power"}

@@ -109,6 +109,9 @@ class Parts:
         self._level: float | None = None  # what the LED and the buzzer were last told
         self._sound: tuple[int | None, float] | None = None
         self.hardware_pwm: list[str] = []  # the parts on the PWM hardware
+        # Silent until the outputs are built: a board failing half-built still closes.
+        self._set_led: Light = lambda level: None
+        self._set_sound: Sound = lambda hz, duty: None
         try:
             # Plain inputs rather than gpiozero Buttons: holds are timed by the core, and
             # Button's hold thread would cost a thread per button (and ~0.4 s to close).
