@@ -5,7 +5,8 @@ The contract with the loop that drives it:
 
 - inputs: `edge`, `press`, `release`, `switch`, `set_setting`, `fault`, `boot`, each at
   its own time; `advance(t)` runs every timer up to `t`, in order;
-- `next_deadline()`: when the core next needs to run (a timer, a frame, a save);
+- `next_deadline()`: when the core next needs to run: its earliest timer (the frame and
+  the save are timers too);
 - `snapshot()`: what the outputs must show, as one immutable value;
 - `drain()`: the effects since the last call (events, a shutdown to run, a save due);
 - `revision`: goes up whenever anything happened, so a loop knows when to look again.
@@ -97,7 +98,12 @@ class Unit(modes.Context):
         self.timers = Timers()
         self.power = False
         self._effects = Effects()
-        self._save_at: int | None = None  # the next save while the clock runs
+        # Two timers of the unit's own: the next save while the game clock runs, and the
+        # screen's next frame (it moves on by itself: an animation, a clock).
+        self._save = self.timers.timer(self.worth_saving)
+        self._frame = self.timers.timer(self._frame_due)
+        self._until = now  # where the advance under way goes (now, between advances)
+        self._advancing = False
         self.cues = Cues(self.timers, self.emit)
         self.game = Game(self, rules)
         self._gestures = Gestures(self.timers, rules.long_press_ms, self._gesture)
@@ -115,29 +121,44 @@ class Unit(modes.Context):
 
     def advance(self, t: int) -> None:
         """Run every timer up to `t`, each at its own time, in order."""
-        frame = self.mode.next_frame(self.now)
-        while (due := self.timers.pop_due(t)) is not None:
-            at, timer = due
-            self.now = max(self.now, at)
-            timer.fire()
-            self._changed()
-        self.now = max(self.now, t)
-        if self._save_at is not None and self.now >= self._save_at:
-            self.worth_saving()
-        if frame is not None and self.now >= frame:
-            self.revision += 1  # the screen moved on by itself
+        self._until, self._advancing = max(self.now, t), True
+        try:
+            while (due := self.timers.pop_due(t)) is not None:
+                at, timer = due
+                self.now = max(self.now, at)
+                timer.fire()
+                self._changed()
+        finally:
+            self._advancing = False
+        self.now = self._until
+        self._next_frame()
         self.cues.sync(self.now, self._muted())
 
     def next_deadline(self) -> int | None:
-        """When the unit next needs to run: a timer, a screen that changes, a save."""
-        times = (self.timers.next(), self.mode.next_frame(self.now), self._save_at)
-        return min((t for t in times if t is not None), default=None)
+        """When the unit next needs to run: its earliest timer (an output's next step, a
+        mode's, the next frame, the next save)."""
+        return self.timers.next()
 
     def _changed(self) -> None:
         """After each input and each timer: the LED and the buzzer follow, and observers
         are told to look again."""
         self.cues.sync(self.now, self._muted())
         self.revision += 1
+        if not self._advancing:  # within an advance, once at its end
+            self._next_frame()
+
+    def _next_frame(self) -> None:
+        """The frame timer at the screen's next change after now. The frames an advance
+        passes over are one change to look at, not one each: the timer fires once (at
+        the first), and is set again from where the advance ends."""
+        at = self.mode.next_frame(self.now)
+        if at is None:
+            self._frame.cancel()
+        elif at != self._frame.at:
+            self._frame.set(at)
+
+    def _frame_due(self) -> None:
+        """The screen moved on by itself (`_changed` tells the observers)."""
 
     def _muted(self) -> bool:
         return self.game.rules.volume == "off"
@@ -198,6 +219,7 @@ class Unit(modes.Context):
         self.__init__(rules, self.rng, self.now)  # type: ignore[misc]
         self.revision, self._effects = revision + 1, effects
         self.mode.enter()  # OFF from power-on: its power-off time runs
+        self._next_frame()
 
     def reconfigure(self, rules: Rules, t: int) -> None:
         """The config file's rules, re-read while running (see Game.reconfigure)."""
@@ -272,7 +294,10 @@ class Unit(modes.Context):
     def worth_saving(self) -> None:
         """The game changed in a way worth saving; while its clock runs, save again soon."""
         self._effects.save = True
-        self._save_at = self.now + SAVE_EVERY_MS if self.game.clock.running else None
+        if self.game.clock.running:  # 5 s after where the advance under way ends
+            self._save.set(max(self.now, self._until) + SAVE_EVERY_MS)
+        else:
+            self._save.cancel()
         self.revision += 1
 
     def request_shutdown(self) -> None:
