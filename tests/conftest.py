@@ -131,7 +131,7 @@ class Rig:
         self.runtime = self.board.runtime
         self.unit = self.board.unit  # read on this thread only, while no loop runs
         self.events: list = []
-        self.runtime.listeners.append(self.events.append)
+        self.runtime.on_event(self.events.append)
         self.on_at_start = self.unit.power
         self.runtime.pump()
 

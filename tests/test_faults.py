@@ -227,7 +227,7 @@ def test_wall_clock_jumps_change_nothing(monkeypatch: pytest.MonkeyPatch, jump_s
     ) as rig:
         rig.pin("power").drive_low()
         done = threading.Event()
-        rig.runtime.listeners.append(lambda e: e.event == "auction.end" and done.set())
+        rig.runtime.on_event(lambda e: e.event == "auction.end" and done.set())
         button = rig.pin("auction")
         button.drive_low()
         button.drive_high()

@@ -115,7 +115,7 @@ def test_on_the_real_clock_a_client_far_behind_is_told_how_many_events_it_missed
     pipe = Pipe()
     with serving(MonotonicClock(), pipe) as served:
         made: list[str] = []
-        served.runtime.call(lambda: served.runtime.listeners.append(lambda e: made.append(e)))
+        served.runtime.call(lambda: served.runtime.on_event(lambda e: made.append(e)))
         pipe.send("EVENTS ON", "SWITCH ON")
         pipe.wait_for(2)
         pipe.reading.clear()  # it stops reading; the unit goes on
@@ -141,7 +141,7 @@ def test_on_the_virtual_clock_a_slow_client_gets_every_event(
     pipe = Pipe()
     with serving(VirtualClock(), pipe) as served:
         made: list[object] = []
-        served.runtime.call(lambda: served.runtime.listeners.append(made.append))
+        served.runtime.call(lambda: served.runtime.on_event(made.append))
         pipe.reading.clear()
         pipe.send("EVENTS ON", "SWITCH ON", "PRESS AUCTION", "ADVANCE 60000", "PING")
         wait_until(served, lambda s: s._events_queued >= 16)  # the loop waits for it

@@ -210,7 +210,7 @@ def test_a_board_whose_channel_fails_keeps_playing_then_closes_cleanly(
         state_dir=tmp_path / "state", seed=1,
     )  # fmt: skip
     events: list[tuple[str, dict[str, object]]] = []
-    board.runtime.listeners.append(lambda e: events.append((e.event, e.data)))
+    board.runtime.on_event(lambda e: events.append((e.event, e.data)))
     board.unit.switch(True, 0)
     board.runtime.step()
     kernel.fail(chip / "pwm0" / "duty_cycle")

@@ -203,7 +203,7 @@ def test_a_recording_can_be_a_folder_of_png_frames(tmp_path: Path) -> None:
 def test_the_demo_plays_an_auction_and_two_permits() -> None:
     seen: list[str] = []
     with SimBoard(Config(), VirtualClock(), seed=5) as board:
-        board.runtime.listeners.append(lambda e: seen.append(e.event))
+        board.runtime.on_event(lambda e: seen.append(e.event))
         assert run_demo(Window(board), step_ms=250) == 0
     assert seen.count("auction.end") == 1 and seen.count("permit") == 2
 

@@ -137,7 +137,7 @@ class Session:
         self._pending: deque[bytes | TooLong] = deque()
         self._busy = False  # a HOLD on the real clock finishes later; later lines wait
         self._present: int | None = None  # the loop's time as it handles this line
-        runtime.listeners.append(self._event)
+        self._forget = runtime.on_event(self._event)
         self.commands: dict[str, Callable[[list[str]], str | None]] = {
             "PING": self._ping,
             "VERSION": self._version,
@@ -157,8 +157,7 @@ class Session:
 
     def close(self) -> int:
         """No more events; the lines still waiting are dropped: how many."""
-        if self._event in self.runtime.listeners:
-            self.runtime.listeners.remove(self._event)
+        self._forget()
         dropped = len(self._pending)
         self._pending.clear()
         return dropped

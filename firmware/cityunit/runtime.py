@@ -12,11 +12,13 @@ loop keeps none of the core's fields, and other threads see only the snapshots i
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import itertools
 import logging
 import subprocess
 from collections.abc import Callable
+from typing import TypeVar
 
 from cityunit import store
 from cityunit.clock import Clock
@@ -51,9 +53,8 @@ class Runtime:
         self.parts = parts
         self.display = display
         self.saver = saver
-        self.listeners: list[Listener] = [_log_event]
-        # Told once a batch of work is done, e.g. a console sending the lines it produced.
-        self.after_step: list[Callable[[], None]] = []
+        self._listeners: list[Listener] = [_log_event]
+        self._after_step: list[Callable[[], None]] = []
         self.snapshot: Snapshot = unit.snapshot()  # the latest, posted for other threads
         self.stopped = False
         self.finished = False
@@ -66,6 +67,17 @@ class Runtime:
         self._heartbeat_due: int | None = None if heartbeat is None else clock.now_ms()
         self._status = status  # told a line such as "hour 2, auction" on each change
         self.on_reload: Callable[[], None] | None = None  # what a Reload does
+
+    # ----- who is told (loop thread) -----------------------------------------------------
+
+    def on_event(self, listener: Listener) -> Callable[[], None]:
+        """`listener` is told every event, in order, until the call this returns."""
+        return _hook(self._listeners, listener)
+
+    def on_step(self, hook: Callable[[], None]) -> Callable[[], None]:
+        """`hook` is told once each batch of work is done (a console sending the lines it
+        made), until the call this returns."""
+        return _hook(self._after_step, hook)
 
     # ----- work from other threads ---------------------------------------------------
 
@@ -142,7 +154,7 @@ class Runtime:
         self.unit.advance(now)
         self._show(now)
         self._act(now)
-        for hook in self.after_step:
+        for hook in tuple(self._after_step):
             hook()
 
     def deliver(self) -> None:
@@ -171,7 +183,7 @@ class Runtime:
         unit = self.unit
         effects = unit.drain()
         for event in effects.events:
-            for listener in self.listeners:
+            for listener in tuple(self._listeners):
                 listener(event)
         if effects.shutdown:
             self._power_off()
@@ -220,3 +232,17 @@ def _log_event(event: Event) -> None:
     level = logging.DEBUG if event.event in OUTPUT_CHANGES else logging.INFO
     if log.isEnabledFor(level):
         log.log(level, "%s %s", event.event, event.data or "")
+
+
+H = TypeVar("H")
+
+
+def _hook(hooks: list[H], hook: H) -> Callable[[], None]:
+    """`hook` added to `hooks`; what it returns takes it out again (once is enough)."""
+    hooks.append(hook)
+
+    def forget() -> None:
+        with contextlib.suppress(ValueError):
+            hooks.remove(hook)
+
+    return forget

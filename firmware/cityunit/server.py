@@ -85,7 +85,7 @@ class Served:
         self.session = self._new_session(0)
         self._holds = contextlib.ExitStack()
         self._holds.enter_context(runtime.inbox.watch(self._wake))  # a stop ends any wait
-        runtime.after_step.append(self._step_done)
+        self._forget_steps = runtime.on_step(self._step_done)
         self._out = threading.Thread(target=self._writer, name="console-out", daemon=True)
         self._out.start()
         threading.Thread(target=self._reader, name="console-in", daemon=True).start()
@@ -279,7 +279,7 @@ class Served:
             return
         self.closed = True
         self._flush()
-        self.runtime.after_step.remove(self._step_done)
+        self._forget_steps()
         self.session.close()
         inbox = self.runtime.inbox
         with self._cond:  # every line out, unless a signal says stop now

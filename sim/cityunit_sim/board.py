@@ -96,7 +96,7 @@ class SimBoard(Board):
         )  # fmt: skip
         self.hands = clock if isinstance(clock, HandClock) else None
         if self.hands is not None:
-            self.runtime.after_step.append(self._menu_in_real_time)
+            self.runtime.on_step(self._menu_in_real_time)
 
     @property
     def oled_image(self) -> Image.Image | None:

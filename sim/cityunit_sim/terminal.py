@@ -75,7 +75,7 @@ class Terminal:
         self.speed = speed
         self.log: deque[str] = deque(maxlen=EVENTS)
         self._releases: list[tuple[int, str]] = []
-        board.runtime.listeners.append(self._event)
+        board.runtime.on_event(self._event)
 
     def _event(self, event: Event) -> None:
         if event.event not in OUTPUT_CHANGES:

@@ -69,7 +69,7 @@ class UnitView:
         self.speed = speed
         self.lang = board.config.rules.language
         self.log: deque[str] = deque(maxlen=6)
-        board.runtime.listeners.append(self._event)
+        board.runtime.on_event(self._event)
         self._small, self._label, self._mono = _font(13), _font(15), _font(14)
         self._grid = self._pixel_grid()
         self._glow = [self._glow_ring(i / 10) for i in range(11)]

@@ -159,7 +159,7 @@ class Window:
         """Play until the window closes; the firmware's loop runs on its own thread."""
         runtime = self.board.runtime
         speaker = Speaker()
-        runtime.listeners.append(speaker.on_event)
+        runtime.on_event(speaker.on_event)
         loop = threading.Thread(target=runtime.run, name="unit-loop", daemon=True)
         loop.start()
         ticker = pygame.time.Clock()
@@ -198,7 +198,7 @@ def run_demo(window: Window, step_ms: int = 50) -> int:
     clock = board.runtime.clock
     assert isinstance(clock, VirtualClock), "the demo runs on the virtual clock"
     seen: list[str] = []
-    board.runtime.listeners.append(lambda e: seen.append(e.event))
+    board.runtime.on_event(lambda e: seen.append(e.event))
 
     def ticks(ms: int) -> Iterator[None]:
         end = clock.now_ms() + ms

@@ -133,9 +133,7 @@ class Rig:
         self.board, self.panel = measured_board(config, MonotonicClock(), self.factory)
         self.runtime = self.board.runtime
         self.events: list[tuple[int, EventKind]] = []
-        self.runtime.listeners.append(
-            lambda e: self.events.append((time.perf_counter_ns(), e.event))
-        )
+        self.runtime.on_event(lambda e: self.events.append((time.perf_counter_ns(), e.event)))
         self.thread = threading.Thread(target=self.runtime.run, daemon=True)
         self.thread.start()
 
