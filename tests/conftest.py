@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import os
 import random
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from gpiozero.pins.mock import MockFactory
@@ -180,3 +182,9 @@ def make_rig() -> Iterator[Callable[..., Rig]]:
 @pytest.fixture
 def rig(make_rig) -> Rig:
     return make_rig()
+
+
+def chi_square(counts: Counter[Any], odds: dict[Any, int]) -> float:
+    """Pearson's statistic of `counts` against the weights `odds` (the permit draws)."""
+    n, total = sum(counts.values()), sum(odds.values())
+    return sum((counts[v] - n * w / total) ** 2 / (n * w / total) for v, w in odds.items())

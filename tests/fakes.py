@@ -308,6 +308,14 @@ SH1106_ARGS = {0x81: 1, 0xA8: 1, 0xAD: 1, 0xD3: 1, 0xD5: 1, 0xD9: 1, 0xDA: 1, 0x
 ARGS = {"ssd1306": SSD1306_ARGS, "ssd1309": SSD1309_ARGS, "sh1106": SH1106_ARGS}
 
 
+# What a whole frame costs on the Pi's bus through each model, by bus: a driver's diff
+# plan is measured against it (tests/test_oled.py).
+INTERFACES = ["i2c", "spi"]
+WHOLE = {("ssd1306", "i2c"): 1034, ("ssd1306", "spi"): 1030, ("sh1106", "i2c"): 8 * (2 + 3 + 2 + 128),
+         ("sh1106", "spi"): 8 * (3 + 128)}  # fmt: skip
+WHOLE |= {("ssd1309", i): WHOLE["ssd1306", i] for i in INTERFACES}
+
+
 class Controller(FlakyBus):
     """An SSD1306, SSD1309 or SH1106 as its datasheet says, fed the exact bytes on the bus:
     an smbus stand-in on I2C, or (`spi=True`) a spidev stand-in whose DC and RST lines are
@@ -443,3 +451,13 @@ def simulator_pty(clock: str = "virtual") -> Iterator[str]:
     finally:
         sim.terminate()
         assert sim.wait(timeout=30) == 0
+
+
+class RealTime:
+    """Real time for a HandClock, moved by the test: nothing sleeps."""
+
+    def __init__(self) -> None:
+        self.ns = 0
+
+    def __call__(self) -> int:
+        return self.ns

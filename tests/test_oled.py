@@ -26,7 +26,7 @@ from cityunit.render import render
 from cityunit.rules import Rules
 from cityunit.screens import HourEndScreen
 from cityunit.unit import Unit
-from fakes import Controller
+from fakes import INTERFACES, WHOLE, Controller
 
 
 class Recorder:
@@ -74,10 +74,6 @@ def test_the_same_bytes_when_rotated(rotate: int) -> None:
 
 
 DRIVERS = sorted(oled.DRIVERS)  # a new driver is tested here at once (docs/architecture.md)
-INTERFACES = ["i2c", "spi"]
-WHOLE = {("ssd1306", "i2c"): 1034, ("ssd1306", "spi"): 1030, ("sh1106", "i2c"): 8 * (2 + 3 + 2 + 128),
-         ("sh1106", "spi"): 8 * (3 + 128)}  # fmt: skip
-WHOLE |= {("ssd1309", i): WHOLE["ssd1306", i] for i in INTERFACES}
 rects = st.lists(
     st.tuples(st.floats(0, 1), st.floats(0, 1), st.integers(0, 40), st.integers(0, 20),
               st.sampled_from(["fill", "clear", "invert"])),

@@ -10,18 +10,13 @@ import pytest
 from cityunit.gestures import Button
 from cityunit.permit import Permit, draw
 from cityunit.rules import DEFAULT_ODDS, Rules
-from conftest import Table
+from conftest import Table, chi_square
 
 B = Button.BUILD
 ONE, TWO, THREE, STATION = Permit
 
 # Chi-square critical value for 3 degrees of freedom at p = 0.001.
 CHI2_CRITICAL = 16.27
-
-
-def chi_square(counts: Counter, odds: dict) -> float:
-    n, total = sum(counts.values()), sum(odds.values())
-    return sum((counts[v] - n * w / total) ** 2 / (n * w / total) for v, w in odds.items())
 
 
 def test_10000_draws_match_the_default_odds() -> None:

@@ -8,13 +8,12 @@ import re
 from pathlib import Path
 
 import pytest
-from test_oled import INTERFACES, WHOLE
-from test_screens import SCREENS
 
 from cityunit import config, modes, oled, render, screens
 from cityunit.rules import LANGUAGES
 from conftest import Table
-from fakes import ARGS
+from fakes import ARGS, INTERFACES, WHOLE
+from goldens import SCREENS
 
 ROOT = Path(__file__).resolve().parents[1]
 ENTRANCES = sorted(n for n in vars(modes.Context) if n.startswith("to_"))

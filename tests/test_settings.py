@@ -20,8 +20,7 @@ from cityunit.hour import HOUR_MS
 from cityunit.permit import Permit
 from cityunit.rules import ODDS_PRESETS, Rules
 from cityunit_sim.board import SimBoard
-from conftest import BUZZER, Table
-from test_permit import chi_square
+from conftest import BUZZER, Table, chi_square
 
 A, B = Button.AUCTION, Button.BUILD
 

@@ -24,6 +24,7 @@ from cityunit.screens import HourScreen
 from cityunit_sim.board import SimBoard
 from cityunit_sim.clock import HandClock
 from cityunit_sim.terminal import KEYS, Terminal, braille
+from fakes import RealTime
 
 
 def test_braille_keeps_every_pixel() -> None:
@@ -131,16 +132,6 @@ def test_a_terminal_without_utf_8_gets_the_same_screen_in_ascii() -> None:
     assert ascii_line("│" + chr(0x28FF) + chr(0x2800) + chr(0x2801) + "│") == "|# .|"
     assert ascii_line(" LED ███░░ ♪ 2093 Hz · x2") == " LED ###.. ~ 2093 Hz - x2"
     assert ascii_line("┌─ é") == "+- ?"
-
-
-class RealTime:
-    """Real time for a HandClock, moved by the test: nothing sleeps."""
-
-    def __init__(self) -> None:
-        self.ns = 0
-
-    def __call__(self) -> int:
-        return self.ns
 
 
 def test_at_speed_60_a_tap_is_a_tap_and_a_long_press_a_real_1_5_s() -> None:

@@ -9,7 +9,6 @@ from pathlib import Path
 import pygame
 import pytest
 from PIL import Image
-from test_sim_terminal import RealTime
 
 from cityunit.clock import Clock, VirtualClock
 from cityunit.config import Config
@@ -20,6 +19,7 @@ from cityunit_sim.clock import HandClock
 from cityunit_sim.sound import Speaker
 from cityunit_sim.view import BODY, BUTTONS, CENTER, RADIUS, SCALE, SIZE, SWITCH, TONE_AT, UnitView
 from cityunit_sim.window import Window, fit, run_demo
+from fakes import RealTime
 
 assert os.environ["SDL_VIDEODRIVER"] == "dummy"  # set by tests/conftest.py
 REAL = RealTime()  # a HandClock's real time, moved by Play.wait

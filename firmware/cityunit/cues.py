@@ -12,22 +12,9 @@ from collections.abc import Callable
 from cityunit import lights, sounds
 from cityunit.events import EventKind
 from cityunit.patterns import Pattern, Track
-from cityunit.timers import Timer, Timers
+from cityunit.timers import Timers
 
 Emit = Callable[..., None]
-
-
-def _wake() -> None:
-    """A timer that only wakes the core: an output's next step."""
-
-
-def _wake_at(timer: Timer, at: int | None) -> None:
-    if at == timer.at:
-        return
-    if at is None:
-        timer.cancel()
-    else:
-        timer.set(at)
 
 
 class Cues:
@@ -40,8 +27,8 @@ class Cues:
         self._muted = False
         # The wakes run after every other timer due at the same instant, so what a mode does
         # then is in place before the outputs are read (the LED's before the buzzer's).
-        self._led_wake = timers.timer(_wake, rank=1)
-        self._tone_wake = timers.timer(_wake, rank=2)
+        self._led_wake = timers.timer(rank=1)  # an output's next step
+        self._tone_wake = timers.timer(rank=2)
 
     def light(self, pattern: Pattern[float], now: int) -> None:
         self.led.set_base(pattern, now)
@@ -86,5 +73,5 @@ class Cues:
             if hz != self.hz:
                 self.hz = hz
                 self._emit(EventKind.TONE, hz=hz)
-        _wake_at(self._led_wake, led.changes_at)
-        _wake_at(self._tone_wake, buzzer.changes_at)
+        self._led_wake.keep(led.changes_at)
+        self._tone_wake.keep(buzzer.changes_at)

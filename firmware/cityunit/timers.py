@@ -28,6 +28,15 @@ class Timer:
     def cancel(self) -> None:
         self.at = None
 
+    def keep(self, at: int | None) -> None:
+        """Pending at `at` (None: not at all), leaving the heap alone if it already is."""
+        if at == self.at:
+            return
+        if at is None:
+            self.cancel()
+        else:
+            self.set(at)
+
     @property
     def pending(self) -> bool:
         return self.at is not None
@@ -70,8 +79,9 @@ class Timers:
         heapq.heapify(self.heap)
         self.limit = max(self.floor, 2 * len(self.heap))
 
-    def timer(self, run: Callable[[], None], rank: int = 0) -> Timer:
-        """`rank`: among timers due at the same instant, those of a lower rank run first."""
+    def timer(self, run: Callable[[], None] = lambda: None, rank: int = 0) -> Timer:
+        """`run` (by default nothing: a timer that only wakes the core, whose owner then
+        looks again); `rank`: among timers due at the same instant, lower ranks run first."""
         return Timer(self, run, rank)
 
     def _first(self) -> tuple[int, int, int, Timer] | None:

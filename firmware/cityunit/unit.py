@@ -101,7 +101,7 @@ class Unit(modes.Context):
         # Two timers of the unit's own: the next save while the game clock runs, and the
         # screen's next frame (it moves on by itself: an animation, a clock).
         self._save = self.timers.timer(self.worth_saving)
-        self._frame = self.timers.timer(self._frame_due)
+        self._frame = self.timers.timer()  # only wakes: `_changed` tells the observers
         self._until = now  # where the advance under way goes (now, between advances)
         self._advancing = False
         self.cues = Cues(self.timers, self.emit)
@@ -151,14 +151,7 @@ class Unit(modes.Context):
         """The frame timer at the screen's next change after now. The frames an advance
         passes over are one change to look at, not one each: the timer fires once (at
         the first), and is set again from where the advance ends."""
-        at = self.mode.next_frame(self.now)
-        if at is None:
-            self._frame.cancel()
-        elif at != self._frame.at:
-            self._frame.set(at)
-
-    def _frame_due(self) -> None:
-        """The screen moved on by itself (`_changed` tells the observers)."""
+        self._frame.keep(self.mode.next_frame(self.now))
 
     def _muted(self) -> bool:
         return self.game.rules.volume == "off"
@@ -294,10 +287,8 @@ class Unit(modes.Context):
     def worth_saving(self) -> None:
         """The game changed in a way worth saving; while its clock runs, save again soon."""
         self._effects.save = True
-        if self.game.clock.running:  # 5 s after where the advance under way ends
-            self._save.set(max(self.now, self._until) + SAVE_EVERY_MS)
-        else:
-            self._save.cancel()
+        running = self.game.clock.running  # then 5 s after where the advance under way ends
+        self._save.keep(max(self.now, self._until) + SAVE_EVERY_MS if running else None)
         self.revision += 1
 
     def request_shutdown(self) -> None:
