@@ -104,6 +104,25 @@ def test_an_active_buzzer_and_a_plain_led_work_too(make_rig) -> None:
     assert rig.pin(BUZZER).state == 0
 
 
+def test_a_plain_led_shows_the_pause_heartbeat(make_rig) -> None:
+    """The pause's heartbeat is a dim 0.3 on a dimmable LED; a plain LED lit only from
+    0.5 never showed it (found by the docstring review: lights.py says every pattern
+    reads on a plain LED too)."""
+    rig = make_rig(Config(hardware=Hardware(led_pwm=False)), switch_on=True)
+    rig.at(5_000)
+    rig.pin(AUCTION).drive_low()
+    rig.pin(BUILD).drive_low()
+    rig.at(5_000 + 1_600)  # both held for the long-press time: the pause chord
+    rig.pin(AUCTION).drive_high()
+    rig.pin(BUILD).drive_high()
+    assert rig.runtime.snapshot.paused
+    lit = []
+    for t in range(9_000, 13_000, 50):  # two heartbeats, long after the press's blip
+        rig.at(t)
+        lit.append(rig.pin(LED).state)
+    assert 1 in lit and 0 in lit, "the heartbeat blinks"
+
+
 def test_the_shutdown_gesture_runs_the_configured_command(make_rig, tmp_path: Path) -> None:
     marker = tmp_path / "halted"
     config = Config(system=System(shutdown_command=["touch", str(marker)]))

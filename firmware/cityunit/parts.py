@@ -150,7 +150,7 @@ class Parts:
     def _led(self, config: Config, factory: Factory | None) -> Light:
         if not config.hardware.led_pwm:
             plain = self._own(LED(config.pins.led, pin_factory=factory))
-            return lambda level: setattr(plain, "value", level >= 0.5)
+            return lambda level: setattr(plain, "value", level > 0)  # any light shows
         channel = self._hardware("led")
         if channel is not None:
             return lambda level: channel.set(LED_HZ, level)
@@ -205,7 +205,7 @@ class Parts:
         return bool(self.inputs[name].is_active)
 
     def light(self, level: float) -> None:
-        """The LED at `level`, 0 to 1 (a plain LED is lit from 0.5), written only when it
+        """The LED at `level`, 0 to 1 (a plain LED is lit by any level above 0), written only when it
         changes. A hardware channel that fails goes on in software, and the fault is told."""
         if level != self._level:
             self._level = level
