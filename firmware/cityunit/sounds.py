@@ -1,8 +1,9 @@
 """What the unit plays on its buzzer, in one place so the sounds stay distinct.
 
-Tones sit between 1 and 4 kHz, where a small piezo is loudest: a table of six must
-hear them. Each signal that matters also has a light pattern (`lights.py`), so a muted
-unit or one without its OLED still tells the players what happened.
+Tones sit between about 1 kHz (the cancel's last note, 988 Hz) and 4 kHz, where a small
+piezo is loudest: a table of six must hear them. Each signal that matters also has a
+light pattern (`lights.py`), so a muted unit or one without its OLED still tells the
+players what happened.
 """
 
 from __future__ import annotations
