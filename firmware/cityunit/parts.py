@@ -205,8 +205,9 @@ class Parts:
         return bool(self.inputs[name].is_active)
 
     def light(self, level: float) -> None:
-        """The LED at `level`, 0 to 1 (a plain LED is lit by any level above 0), written only when it
-        changes. A hardware channel that fails goes on in software, and the fault is told."""
+        """The LED at `level`, 0 to 1 (a plain LED is lit by any level above 0), written
+        only when it changes. A hardware channel that fails goes on in software, and the
+        fault is told."""
         if level != self._level:
             self._level = level
             try:
