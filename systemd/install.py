@@ -27,7 +27,6 @@ import shlex
 import shutil
 import subprocess
 import sys
-import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -163,21 +162,12 @@ class Installer:
         if not (target.exists() or target.is_symlink()):
             return {}
         try:
-            data: dict[str, Any] = tomllib.loads(
-                self.files.text(self.files.read(target, MAX_BYTES))
-            )
+            data: dict[str, Any] = self.files.toml(target, MAX_BYTES)
             return data
         except self.files.Refused as e:
-            reason = str(e)
-        except tomllib.TOMLDecodeError as e:
-            reason = f"invalid TOML: {e}"
-        except RecursionError:
-            reason = "nested too deep"
-        except ValueError:  # Python's limit on decimal digits (4300), which tomllib hits
-            reason = "invalid TOML: a number too long to read"
-        print(f"install: {CONFIG}: {reason}; config.txt gets the default pins' lines"
-              f" (`cityunit run --check` names each mistake)")  # fmt: skip
-        return None
+            print(f"install: {CONFIG}: {e}; config.txt gets the default pins' lines"
+                  f" (`cityunit run --check` names each mistake)")  # fmt: skip
+            return None
 
     def kept_table(self, name: str) -> dict[str, Any]:
         table = (self.kept or {}).get(name, {})

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cityunit import config
+from cityunit import config, files
 from cityunit.config import Config, ConfigError, load, parse
 from cityunit.permit import Permit
 
@@ -379,7 +379,7 @@ def test_a_long_dotted_key_is_refused_before_the_parser_sees_it(
     def slow(text: str) -> object:
         raise AssertionError("tomllib was handed a key of thousands of parts")
 
-    monkeypatch.setattr(config.tomllib, "loads", slow)
+    monkeypatch.setattr(files.tomllib, "loads", slow)
     with pytest.raises(ConfigError, match="nested too deep"):
         load(hostile(tmp_path, name))
 

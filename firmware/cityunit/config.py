@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import re
 import reprlib
-import tomllib
 import typing
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +26,6 @@ SPI_SPEEDS = (500_000, 1_000_000, 2_000_000, 4_000_000, 8_000_000)  # luma's; SS
 DEFAULT_PATH = Path("/etc/cityunit/config.toml")
 PACKAGED = Path(__file__).with_name("default-config.toml")
 MAX_BYTES = 64 * 1024  # the annotated default is under 4 KiB
-MAX_DEPTH = 8  # tables and arrays; a config needs 3 (file, section, permit.odds)
 MAX_ERRORS = 20  # lines; then one line counting the rest
 MAX_WEIGHT = 1000  # random.choices turns the weights' sum into a float
 # The table can pick these fixed lengths from the menu whatever the file says.
@@ -35,14 +33,6 @@ MENU_FIXED_S = min(
     o.sets["auction_fixed_s"] for o in BY_NAME["auction"].options if "auction_fixed_s" in o.sets
 )
 BARE_KEY = re.compile(r"[A-Za-z0-9_-]{1,40}")
-# A key of MAX_DEPTH dots or more: tomllib's time grows with the square of its parts
-# (a second for the 32,000 that fit in 64 KiB), and it would be too deep anyway. Found
-# wherever a key can start: a line, a [table] or [[array]] header, an inline table.
-KEY_PART = r"""(?:[A-Za-z0-9_-]+|"(?:[^"\\\n]|\\.)*"|'[^'\n]*')[ \t]*\.[ \t]*"""
-# One run of blanks at each place (two in a row would try every split: a line of 64 KiB
-# of spaces took 85 s).
-KEY_START = r"(?:^[ \t]*(?:\[\[?[ \t]*)?|[{,][ \t]*)"
-DOTTED_KEY = re.compile(rf"{KEY_START}(?:{KEY_PART}){{{MAX_DEPTH}}}", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -317,18 +307,6 @@ def _system_checks(s: System) -> list[str]:
     return errors
 
 
-def _too_deep(data: Any) -> bool:
-    """Whether tables and arrays nest past MAX_DEPTH (a loop, not recursion)."""
-    todo = [(data, 1)]
-    while todo:
-        item, depth = todo.pop()
-        if isinstance(item, dict | list):
-            if depth > MAX_DEPTH:
-                return True
-            todo += [(v, depth + 1) for v in (item.values() if isinstance(item, dict) else item)]
-    return False
-
-
 def load(path: Path | None) -> Config:
     """The config at `path`; with None, /etc/cityunit/config.toml if present, else defaults."""
     path = _where(path)
@@ -380,19 +358,6 @@ def salvage(path: Path | None) -> tuple[Config, list[str]]:
 def _data(path: Path) -> dict[str, Any]:
     """The TOML tables of the file at `path`, bounded in bytes, depth and parse time."""
     try:
-        text = files.text(files.read(path, MAX_BYTES))
+        return files.toml(path, MAX_BYTES)
     except files.Refused as e:
         raise ConfigError([f"{path}: {e}"]) from None
-    data: dict[str, Any] | None = None  # None: deeper than tomllib's recursion goes
-    try:
-        data = None if DOTTED_KEY.search(text) else tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise ConfigError([f"{path}: invalid TOML: {e}"]) from None
-    except ValueError:  # Python's limit on decimal digits (4300), which tomllib hits
-        raise ConfigError([f"{path}: invalid TOML: a number too long to read"]) from None
-    except RecursionError:
-        pass
-    if data is None or _too_deep(data):
-        reason = f"at most {MAX_DEPTH} levels of tables and arrays"
-        raise ConfigError([f"{path}: nested too deep: {reason}"])
-    return data

@@ -4,8 +4,10 @@ One reader, so each refuses the same things the same way, in a few words the cal
 after the file's name: anything but a regular file before it is opened (a FIFO would
 wait for a writer, /dev/zero never ends, opening a watchdog starts it), more than a
 limit, bytes that are not UTF-8 text, and for a file the unit itself writes, a symbolic
-link planted in its place. Only the standard library: the installer loads this module
-with the system's Python, before cityunit is installed.
+link planted in its place; and for TOML (the config, read by the unit and by the
+installer alike), what would not parse, or would parse too deep or too slowly. Only the
+standard library: the installer loads this module with the system's Python, before
+cityunit is installed.
 """
 
 from __future__ import annotations
@@ -13,12 +15,24 @@ from __future__ import annotations
 import codecs
 import errno
 import os
+import re
 import stat
+import tomllib
 from pathlib import Path
+from typing import Any
 
 KINDS = {stat.S_IFDIR: "a directory", stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a character device",
          stat.S_IFBLK: "a block device", stat.S_IFSOCK: "a socket",
          stat.S_IFLNK: "a symbolic link"}  # fmt: skip
+MAX_DEPTH = 8  # TOML's tables and arrays; a config needs 3 (file, section, permit.odds)
+# A key of MAX_DEPTH dots or more: tomllib's time grows with the square of its parts
+# (a second for the 32,000 that fit in 64 KiB), and it would be too deep anyway. Found
+# wherever a key can start: a line, a [table] or [[array]] header, an inline table.
+KEY_PART = r"""(?:[A-Za-z0-9_-]+|"(?:[^"\\\n]|\\.)*"|'[^'\n]*')[ \t]*\.[ \t]*"""
+# One run of blanks at each place (two in a row would try every split: a line of 64 KiB
+# of spaces took 85 s).
+KEY_START = r"(?:^[ \t]*(?:\[\[?[ \t]*)?|[{,][ \t]*)"
+DOTTED_KEY = re.compile(rf"{KEY_START}(?:{KEY_PART}){{{MAX_DEPTH}}}", re.MULTILINE)
 
 
 class Refused(Exception):
@@ -66,3 +80,33 @@ def text(raw: bytes) -> str:
         return raw.decode("utf-8")
     except UnicodeDecodeError as e:
         raise Refused(f"not UTF-8 text (byte {e.start})") from None
+
+
+def toml(path: Path, limit: int) -> dict[str, Any]:
+    """The TOML tables of a file read as `read` and `text` read it, refused also where
+    they would not parse, nest past MAX_DEPTH, or take time in the square of a key."""
+    source = text(read(path, limit))
+    data: dict[str, Any] | None = None  # None: deeper than tomllib's recursion goes
+    try:
+        data = None if DOTTED_KEY.search(source) else tomllib.loads(source)
+    except tomllib.TOMLDecodeError as e:
+        raise Refused(f"invalid TOML: {e}") from None
+    except ValueError:  # Python's limit on decimal digits (4300), which tomllib hits
+        raise Refused("invalid TOML: a number too long to read") from None
+    except RecursionError:
+        pass
+    if data is None or _too_deep(data):
+        raise Refused(f"nested too deep: at most {MAX_DEPTH} levels of tables and arrays")
+    return data
+
+
+def _too_deep(data: Any) -> bool:
+    """Whether tables and arrays nest past MAX_DEPTH (a loop, not recursion)."""
+    todo = [(data, 1)]
+    while todo:
+        item, depth = todo.pop()
+        if isinstance(item, dict | list):
+            if depth > MAX_DEPTH:
+                return True
+            todo += [(v, depth + 1) for v in (item.values() if isinstance(item, dict) else item)]
+    return False
