@@ -272,3 +272,22 @@ def test_a_setting_changed_while_paused_is_saved_at_once(make_rig, tmp_path: Pat
     rig.at(2_010)
     rig.runtime.saver.flush()
     assert store.load(tmp_path / store.FILENAME)["settings"]["volume"] == "off"
+
+
+def test_the_protocols_table_of_settings_is_the_settings_own() -> None:
+    """docs/protocol.md's Settings table, row by row, from the one definition of each:
+    its choices, the default's choice and the config key it comes from."""
+    import dataclasses
+    import re
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "protocol.md").read_text()
+    table = doc.split("\n## Settings\n", 1)[1].split("\n## ", 1)[0]
+    row = re.compile(r"\| `(\w+)` \| (.*?) \| `(\w+)` \(`([\w.]+)`\) \| .* \|")
+    rows = {m[1]: m.groups()[1:] for m in map(row.fullmatch, table.splitlines()) if m}
+    assert sorted(rows) == sorted(settings.BY_NAME)
+    paths = {f.name: f.metadata["path"] for f in dataclasses.fields(Rules)}
+    for name, (values, default, key) in rows.items():
+        setting = settings.BY_NAME[name]
+        assert values == ", ".join(f"`{c}`" for c in setting.choices), name
+        assert default == setting.get(Rules()), name
+        assert key in {paths[field] for o in setting.options for field in o.sets}, name
