@@ -323,7 +323,7 @@ def test_spi_switched_off_or_out_of_reach(tmp_path: Path, monkeypatch: pytest.Mo
 
 def test_the_wiring_tests_hint_names_the_spi_wires() -> None:
     from cityunit.config import Hardware
-    from cityunit.doctor import _display_hint
+    from cityunit.wiring import _display_hint
 
     spi = Config(hardware=Hardware(interface="spi", spi_device=1, dc_pin=23))
     assert "CS on CE1 (GPIO7), DC (GPIO23), RST (GPIO25)" in _display_hint(spi)

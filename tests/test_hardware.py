@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from cityunit.config import Config
-from cityunit.doctor import FAIL, OK, WiringTest
+from cityunit.doctor import FAIL, OK
 from cityunit.parts import Parts
+from cityunit.wiring import WiringTest
 from fakes import mock_factory
 
 ROOT = Path(__file__).resolve().parents[1]

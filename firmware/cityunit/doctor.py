@@ -21,6 +21,8 @@ OK, WARN, FAIL = "ok", "warn", "FAIL"
 
 @dataclass
 class Finding:
+    """One line of the report: OK, WARN or FAIL, the part it is about, and what to do."""
+
     level: str
     what: str
     detail: str = ""
@@ -71,6 +73,9 @@ def _open_bus(port: int) -> Any:
 
 @dataclass
 class Doctor:
+    """The checks, in the order a maker builds the unit; every place it looks (devices,
+    systemctl, the journal, the bus) is injectable, so tests run it against a fake Pi."""
+
     config_path: Path | None
     dev: Path = Path("/dev")
     open_bus: Callable[[int], Any] = _open_bus
@@ -83,9 +88,12 @@ class Doctor:
     findings: list[Finding] = field(default_factory=list)
 
     def say(self, level: str, what: str, detail: str = "") -> None:
+        """One finding, in the order the checks ran."""
         self.findings.append(Finding(level, what, detail))
 
     def run(self) -> int:
+        """Every check that can run (a broken config stops those that need it): 0 when
+        none failed."""
         config = self.check_config()
         service_active = self.check_service()
         if config is None and service_active:
@@ -103,6 +111,7 @@ class Doctor:
         return 1 if any(f.level == FAIL for f in self.findings) else 0
 
     def check_config(self) -> Config | None:
+        """The config as the service reads it, each mistake a FAIL line; None if broken."""
         try:
             config = load(self.config_path)
         except ConfigError as e:
@@ -113,6 +122,7 @@ class Doctor:
         return config
 
     def check_service(self) -> bool:
+        """Whether the service runs, and the one step if it does not: True if it does."""
         active = self.systemctl("is-active", "cityunit.service")
         enabled = self.systemctl("is-enabled", "cityunit.service")
         if active == "active":
@@ -127,6 +137,8 @@ class Doctor:
         return active == "active"
 
     def check_gpio(self, config: Config, service_active: bool) -> None:
+        """The GPIO chip is there and ours to use, and the configured pins are free (or
+        held by the running service)."""
         # gpiochip0 on most Pis; a Pi 5 on an older kernel has its header on gpiochip4.
         chips = sorted(self.dev.glob("gpiochip*"))
         if not chips:
@@ -209,6 +221,8 @@ class Doctor:
             self.say(OK, "PWM", "hardware for " + " and ".join(kept) + " (the running service)")
 
     def check_i2c(self, config: Config) -> None:
+        """The bus is there and ours, and the display answers at its address (or what
+        does answer, and where)."""
         port, address = config.hardware.i2c_port, config.hardware.i2c_address
         device = self.dev / f"i2c-{port}"
         if not device.exists():
@@ -301,100 +315,6 @@ def _answers(bus: Any, address: int) -> bool:
 
 
 def report(doctor: Doctor) -> str:
+    """The findings as the terminal shows them, one aligned line each."""
     marks = {OK: "  ok  ", WARN: " warn ", FAIL: " FAIL "}
     return "\n".join(f"{marks[f.level]} {f.what:8} {f.detail}" for f in doctor.findings)
-
-
-# ----- the interactive wiring test --------------------------------------------------------
-
-WAIT_S = 30
-TEST_TONES = (1047, 2093, 3136)
-
-
-def test_pattern() -> Any:
-    """A frame, a checkerboard corner and a word: every part of the panel shows."""
-    from PIL import ImageDraw
-
-    from cityunit.render import HEIGHT, WIDTH, _canvas, font
-
-    image, draw = _canvas()
-    draw.rectangle((0, 0, WIDTH - 1, HEIGHT - 1), outline=1)
-    for x in range(4, 28, 4):
-        for y in range(4, 28, 4):
-            if (x + y) % 8 == 0:
-                draw.rectangle((x, y, x + 3, y + 3), fill=1)
-    ImageDraw.Draw(image).text((76, 32), "doctor", font=font(14), fill=1, anchor="mm")
-    return image
-
-
-@dataclass
-class WiringTest:
-    """Press each button, flip the switch, see and hear each output: each wire proven."""
-
-    config: Config
-    parts: Any  # cityunit.parts.Parts
-    ask: Callable[[str], str]  # shows a line, returns the person's answer
-    display: Any = None  # a cityunit.oled.LumaPanel, or None
-    wait_s: float = WAIT_S
-    pause: Callable[[float], None] = lambda s: None
-    findings: list[Finding] = field(default_factory=list)
-
-    def run(self) -> int:
-        pins = self.config.pins
-        for name, label, pin in (
-            ("auction", "the AUCTION button", pins.auction),
-            ("build", "the BUILD button", pins.build),
-        ):
-            self.contact(name, f"Press and hold {label}", "Release it", pin)
-        self.contact("power", "Flip the switch ON", "Flip it OFF", pins.power)
-        self.parts.light(1.0)
-        self.confirm(
-            "LED",
-            "Is the red LED lit?",
-            f"check GPIO{pins.led}, the resistor, and the LED's long leg",
-        )
-        self.parts.light(0.0)
-        for hz in TEST_TONES:
-            self.parts.sound(hz)
-            self.pause(0.3)
-        self.parts.sound(None)
-        self.confirm(
-            "buzzer", "Did you hear three rising beeps?",
-            f"check GPIO{pins.buzzer}, the transistor's legs (E-B-C) and 5V to the buzzer",
-        )  # fmt: skip
-        if self.display is not None:
-            self.display.display(test_pattern())
-            self.confirm("OLED", "Does the screen show a frame, squares and 'doctor'?",
-                         _display_hint(self.config))  # fmt: skip
-            self.display.blank()
-        return 1 if any(f.level == FAIL for f in self.findings) else 0
-
-    def contact(self, name: str, press: str, release: str, pin: int) -> None:
-        device = self.parts.inputs[name]
-        self.ask(f"{press} (within {self.wait_s:.0f} s) ...")
-        if not device.wait_for_active(timeout=self.wait_s):
-            self.findings.append(
-                Finding(FAIL, name, f"nothing on GPIO{pin}: check its wire and GND")
-            )
-            return
-        self.ask(f"{release} ...")
-        if not device.wait_for_inactive(timeout=self.wait_s):
-            self.findings.append(Finding(FAIL, name, f"GPIO{pin} stays low: a short to GND?"))
-            return
-        self.findings.append(Finding(OK, name, f"GPIO{pin} works"))
-
-    def confirm(self, what: str, question: str, hint: str) -> None:
-        answer = self.ask(f"{question} [y/n] ").strip().lower()
-        ok = answer.startswith("y")
-        self.findings.append(Finding(OK if ok else FAIL, what, "seen" if ok else hint))
-
-
-def _display_hint(config: Config) -> str:
-    p = config.hardware
-    if p.interface == "i2c":
-        return "check the display's pin order and its address"
-    cs = f"CE{p.spi_device} (GPIO{(8, 7)[p.spi_device]})"
-    return (
-        f"check DIN/MOSI (GPIO10), CLK (GPIO11), CS on {cs}, DC (GPIO{p.dc_pin}),"
-        f" RST (GPIO{p.reset_pin}), and the module set for 4-wire SPI"
-    )

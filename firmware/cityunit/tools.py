@@ -55,7 +55,8 @@ def _wiring_test(args: argparse.Namespace, found: Doctor, factory: Factory | Non
 
     from cityunit.board import configured_panel, loose_parts
     from cityunit.config import load
-    from cityunit.doctor import FAIL, WiringTest, report
+    from cityunit.doctor import FAIL, report
+    from cityunit.wiring import WiringTest
 
     if any(f.level == FAIL and f.what in ("config", "GPIO", "pins") for f in found.findings):
         print("fix those first: the wiring test needs a valid config and free GPIO pins")

@@ -1,0 +1,107 @@
+"""`cityunit doctor --interactive`: the wiring test. A person presses each button, flips
+the switch, and says what the LED, the buzzer and the screen do: each wire is proven
+end to end, which reading the pins alone cannot do."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from cityunit.config import Config
+from cityunit.doctor import FAIL, OK, Finding
+
+WAIT_S = 30
+TEST_TONES = (1047, 2093, 3136)
+
+
+def test_pattern() -> Any:
+    """A frame, a checkerboard corner and a word: every part of the panel shows."""
+    from PIL import ImageDraw
+
+    from cityunit.render import HEIGHT, WIDTH, _canvas, font
+
+    image, draw = _canvas()
+    draw.rectangle((0, 0, WIDTH - 1, HEIGHT - 1), outline=1)
+    for x in range(4, 28, 4):
+        for y in range(4, 28, 4):
+            if (x + y) % 8 == 0:
+                draw.rectangle((x, y, x + 3, y + 3), fill=1)
+    ImageDraw.Draw(image).text((76, 32), "doctor", font=font(14), fill=1, anchor="mm")
+    return image
+
+
+@dataclass
+class WiringTest:
+    """Press each button, flip the switch, see and hear each output: each wire proven."""
+
+    config: Config
+    parts: Any  # cityunit.parts.Parts
+    ask: Callable[[str], str]  # shows a line, returns the person's answer
+    display: Any = None  # a cityunit.oled.LumaPanel, or None
+    wait_s: float = WAIT_S
+    pause: Callable[[float], None] = lambda s: None
+    findings: list[Finding] = field(default_factory=list)
+
+    def run(self) -> int:
+        """Each input, then each output, in the order they are wired: 0 if all passed."""
+        pins = self.config.pins
+        for name, label, pin in (
+            ("auction", "the AUCTION button", pins.auction),
+            ("build", "the BUILD button", pins.build),
+        ):
+            self.contact(name, f"Press and hold {label}", "Release it", pin)
+        self.contact("power", "Flip the switch ON", "Flip it OFF", pins.power)
+        self.parts.light(1.0)
+        self.confirm(
+            "LED",
+            "Is the red LED lit?",
+            f"check GPIO{pins.led}, the resistor, and the LED's long leg",
+        )
+        self.parts.light(0.0)
+        for hz in TEST_TONES:
+            self.parts.sound(hz)
+            self.pause(0.3)
+        self.parts.sound(None)
+        self.confirm(
+            "buzzer", "Did you hear three rising beeps?",
+            f"check GPIO{pins.buzzer}, the transistor's legs (E-B-C) and 5V to the buzzer",
+        )  # fmt: skip
+        if self.display is not None:
+            self.display.display(test_pattern())
+            self.confirm("OLED", "Does the screen show a frame, squares and 'doctor'?",
+                         _display_hint(self.config))  # fmt: skip
+            self.display.blank()
+        return 1 if any(f.level == FAIL for f in self.findings) else 0
+
+    def contact(self, name: str, press: str, release: str, pin: int) -> None:
+        """A button or the switch: seen closing, then opening, each within `wait_s`."""
+        device = self.parts.inputs[name]
+        self.ask(f"{press} (within {self.wait_s:.0f} s) ...")
+        if not device.wait_for_active(timeout=self.wait_s):
+            self.findings.append(
+                Finding(FAIL, name, f"nothing on GPIO{pin}: check its wire and GND")
+            )
+            return
+        self.ask(f"{release} ...")
+        if not device.wait_for_inactive(timeout=self.wait_s):
+            self.findings.append(Finding(FAIL, name, f"GPIO{pin} stays low: a short to GND?"))
+            return
+        self.findings.append(Finding(OK, name, f"GPIO{pin} works"))
+
+    def confirm(self, what: str, question: str, hint: str) -> None:
+        """What only the person can see or hear: yes, or a FAIL with where to look."""
+        answer = self.ask(f"{question} [y/n] ").strip().lower()
+        ok = answer.startswith("y")
+        self.findings.append(Finding(OK if ok else FAIL, what, "seen" if ok else hint))
+
+
+def _display_hint(config: Config) -> str:
+    p = config.hardware
+    if p.interface == "i2c":
+        return "check the display's pin order and its address"
+    cs = f"CE{p.spi_device} (GPIO{(8, 7)[p.spi_device]})"
+    return (
+        f"check DIN/MOSI (GPIO10), CLK (GPIO11), CS on {cs}, DC (GPIO{p.dc_pin}),"
+        f" RST (GPIO{p.reset_pin}), and the module set for 4-wire SPI"
+    )
