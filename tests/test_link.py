@@ -54,8 +54,8 @@ class Pipe:
     def close(self) -> None:
         self.reading.set()
 
-    def gone(self) -> bool:
-        return False
+    def hangup_fd(self) -> int | None:
+        return None
 
     def hang_up(self) -> None:
         """A pipe's client cannot leave."""
@@ -221,6 +221,25 @@ def test_a_pty_client_that_hangs_up_leaves_nothing_for_the_next(clock) -> None:
         assert second.line().startswith(b'OK {"power":"on"')
         second.close()
     assert link.closed
+
+
+def test_a_pty_client_that_hangs_up_during_a_hold_leaves_nothing_for_the_next() -> None:
+    """On the real clock a HOLD answers only at its release, so no reply is on its way
+    to fail when its client leaves: the reader, held off behind it, must see the pty's
+    hang-up itself (found by the review of issue 21: the next client got the last one's
+    replies, and its waiting SWITCH ON switched the unit on)."""
+    link = PtyLink()
+    with serving(MonotonicClock(), link) as served:
+        first = PtyClient(link.path)
+        first.send(b"HOLD AUCTION 60000\n" + b"PING\n" * 40 + b"SWITCH ON\n")
+        wait_until(served, lambda s: s._in_flight >= IN_FLIGHT)  # held off behind it
+        first.close()
+        wait_until(served, lambda s: s._client == 1)  # long before the hold's release
+        second = PtyClient(link.path)
+        second.send(b"PING\nSTATE\n")
+        assert second.line() == b"OK PONG\n", "none of the last client's replies"
+        assert second.line().startswith(b'OK {"power":"off"'), "nor its SWITCH ON"
+        second.close()
 
 
 def test_stdio_left_non_blocking_by_a_parent_still_gets_every_line_and_reply() -> None:

@@ -37,13 +37,13 @@ class Link(Protocol):
         """All of `data`, for the `client`-th client since the start (one more after each
         hang-up), blocking; HungUp if that client left."""
 
-    def gone(self) -> bool:
-        """Whether the client has left, seen without reading (the reader may be holding
-        off); False where a link cannot tell."""
+    def hangup_fd(self) -> int | None:
+        """A descriptor whose poll reports POLLHUP once the client has left, for a reader
+        holding off to wait on; None where a link cannot tell."""
         ...
 
     def hang_up(self) -> None:
-        """After `gone`: discard what is left both ways, and wait for the next client."""
+        """After the client left: discard what is left both ways, and wait for the next client."""
 
     def close(self) -> None:
         """Release what it holds (idempotent)."""
@@ -78,9 +78,9 @@ class FdLink:
             except BlockingIOError:
                 select.select([], [self.write_fd], [])
 
-    def gone(self) -> bool:
-        """Never: the end of stdin is the end of input, not a client leaving."""
-        return False
+    def hangup_fd(self) -> int | None:
+        """None: the end of stdin is the end of input, not a client leaving."""
+        return None
 
     def hang_up(self) -> None:
         """Nothing to discard: this link cannot tell a client left."""
@@ -142,13 +142,10 @@ class PtyLink:
                 self._let_go()
             return data
 
-    def gone(self) -> bool:
-        """The client that wrote has closed the pty (POLLHUP), seen without reading."""
-        if not self.connected:
-            return False
-        poller = select.poll()
-        poller.register(self._master, select.POLLIN)
-        return any(events & select.POLLHUP for _, events in poller.poll(0))
+    def hangup_fd(self) -> int | None:
+        """The pty's master while a client is there: the link holds no other end then,
+        so a POLLHUP is the client's closing."""
+        return self._master if self.connected else None
 
     def hang_up(self, *, read_all: bool = False) -> None:
         """The client left: what it did not read is discarded, and what it sent that was
@@ -174,8 +171,8 @@ class PtyLink:
         view = memoryview(data)
         while view:
             try:
-                with self._lock:
-                    if not self.connected or self.generation != client:
+                with self._lock:  # closing takes it too: never a write to a closed fd
+                    if self.closed or not self.connected or self.generation != client:
                         raise HungUp  # nobody to read it, or someone else
                     view = view[os.write(self._master, view) :]
             except BlockingIOError:  # the client is not reading: wait for room, or its leaving
@@ -202,9 +199,10 @@ class PtyLink:
             self.closed = True
             os.write(self._waker, b"\0")
             self._reading.wait_for(lambda: self._readers == 0, timeout=1.0)
-        self._let_go()
-        for fd in (self._master, self._wake, self._waker):
-            os.close(fd)
+        with self._lock:  # a write under way has left; none starts (it sees `closed`)
+            self._let_go()
+            for fd in (self._master, self._wake, self._waker):
+                os.close(fd)
 
 
 class SerialLink:
@@ -242,9 +240,9 @@ class SerialLink:
         """All of `data`; `client` is not looked at: a serial line has no hang-ups to count."""
         self.port.write(data)  # blocks while the host does not read: the reader then waits
 
-    def gone(self) -> bool:
-        """Never: a serial line does not say when a client leaves."""
-        return False
+    def hangup_fd(self) -> int | None:
+        """None: a serial line does not say when a client leaves."""
+        return None
 
     def hang_up(self) -> None:
         """Nothing to discard: this link cannot tell a client left."""

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
+import select
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -75,6 +77,13 @@ class Served:
         self._client = 0  # which client is there: one more after each hang-up
         self._stopping = False
         self._written = False  # the writer has sent all it will
+        # The reader, held off, waits for a change of the counts or the client's leaving:
+        # `_notify` also pokes this pipe, which the reader polls beside the link's
+        # hang-up descriptor, and closes when it ends (pokes stop then, under _cond).
+        self._poke_r, self._poke_w = os.pipe()
+        for fd in (self._poke_r, self._poke_w):
+            os.set_blocking(fd, False)
+        self._reading = True
         # The loop thread's own: the batch being made, and events a client fell behind on.
         self._batch: list[str] = []
         self._batch_replies = self._batch_events = 0
@@ -157,7 +166,7 @@ class Served:
         with self._cond:
             self._chunks.append(chunk)
             self._events_queued += chunk.events
-            self._cond.notify_all()
+            self._notify()
 
     def _step_done(self) -> None:
         self._flush()
@@ -186,18 +195,34 @@ class Served:
 
     # ----- the other threads -----------------------------------------------------------
 
+    def _notify(self) -> None:
+        """The shared counts changed (holding _cond): every waiter looks again."""
+        self._cond.notify_all()
+        if self._reading:
+            with contextlib.suppress(BlockingIOError):  # full: a poke is waiting already
+                os.write(self._poke_w, b"\0")
+
     def _wake(self) -> None:
         """A stop signal came (from the inbox's watch): whoever waits looks again."""
         with self._cond:
-            self._cond.notify_all()
+            self._notify()
 
     def _answered(self, n: int) -> None:
         if n:
             with self._cond:
                 self._in_flight -= n
-                self._cond.notify_all()
+                self._notify()
 
     def _reader(self) -> None:
+        try:
+            self._read_lines()
+        finally:
+            with self._cond:
+                self._reading = False
+                os.close(self._poke_r)
+                os.close(self._poke_w)
+
+    def _read_lines(self) -> None:
         lines = LineReader()
         while True:
             try:
@@ -226,17 +251,32 @@ class Served:
 
     def _take(self) -> bool | None:
         """Room for one more line (True), after a wait while too many are unanswered;
-        False if the client left meanwhile; None once closing. The wait ends when a reply
-        leaves, or fails to because the client left (the link's write sees it)."""
-        with self._cond:
-            if self._in_flight >= IN_FLIGHT:
-                self._cond.wait_for(lambda: self._in_flight < IN_FLIGHT or self._stopping)
-                if not self._stopping and self.link.gone():
-                    return False
-            if self._stopping:
-                return None
-            self._in_flight += 1
-            return True
+        False if the client left meanwhile; None once closing. The client's leaving is
+        seen even when no reply is on its way to fail (a HOLD on the real clock answers
+        only at its release): where the link can tell, the reader waits on its hang-up
+        descriptor too."""
+        while True:
+            with self._cond:
+                if self._stopping:
+                    return None
+                if self._in_flight < IN_FLIGHT:
+                    self._in_flight += 1
+                    return True
+            if self._client_left():
+                return False
+
+    def _client_left(self) -> bool:
+        """Wait for the counts to change or the client to leave: whether it left."""
+        poller = select.poll()
+        poller.register(self._poke_r, select.POLLIN)
+        hangup = self.link.hangup_fd()
+        if hangup is not None:
+            poller.register(hangup, 0)  # POLLHUP is reported whatever is asked
+        events = dict(poller.poll())  # a signal does not cut it short (PEP 475)
+        with contextlib.suppress(BlockingIOError):
+            while os.read(self._poke_r, 512):
+                pass
+        return hangup is not None and bool(events.get(hangup, 0) & select.POLLHUP)
 
     def _left(self, hang_up: bool = False) -> LineReader:
         """A client left: the next starts afresh (a new line reader: the partial line the
@@ -246,7 +286,7 @@ class Served:
         with self._cond:
             self._client += 1
             client = self._client
-            self._cond.notify_all()
+            self._notify()
         self.runtime.call(partial(self._hung_up, client))
         return LineReader()
 
@@ -256,7 +296,7 @@ class Served:
                 self._cond.wait_for(lambda: self._chunks or self._stopping)
                 if not self._chunks:
                     self._written = True
-                    self._cond.notify_all()
+                    self._notify()
                     return
                 chunk = self._chunks[0]
                 current = chunk.client == self._client
@@ -271,7 +311,7 @@ class Served:
                 self._chunks.popleft()
                 self._events_queued -= chunk.events
                 self._in_flight -= chunk.replies
-                self._cond.notify_all()
+                self._notify()
 
     def close(self) -> None:
         """Loop thread (or after it ended). Idempotent."""
@@ -284,7 +324,7 @@ class Served:
         inbox = self.runtime.inbox
         with self._cond:  # every line out, unless a signal says stop now
             self._stopping = True
-            self._cond.notify_all()
+            self._notify()
             self._cond.wait_for(lambda: self._written or inbox.signalled)
         self._out.join(GRACE_S)  # after a signal: the last lines' grace
         if self._out.is_alive():
