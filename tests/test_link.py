@@ -156,7 +156,7 @@ def test_a_stop_signal_ends_the_wait_for_a_client_that_does_not_read(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     """On the virtual clock the loop waits for a slow client; a SIGTERM's handler must end
-    that wait, and the close's, without anyone polling for it: the inbox's watch wakes
+    that wait, and the close's, without anyone polling for it: the inbox's when_signalled wakes
     them (a handler cannot take their lock)."""
     monkeypatch.setattr(server, "EVENTS_BEHIND", 16)
     pipe = Pipe()
@@ -168,7 +168,7 @@ def test_a_stop_signal_ends_the_wait_for_a_client_that_does_not_read(
         loop.start()
         pipe.send("EVENTS ON", "SWITCH ON", "PRESS AUCTION", "ADVANCE 60000")
         wait_until(served, lambda s: s._events_queued >= 16)  # the loop waits for it
-        runtime.inbox.alarm()  # what the SIGTERM handler does, then its stop
+        runtime.inbox.signal()  # what the SIGTERM handler does, then its stop
         runtime.stop()
         loop.join(WAIT_S)
         assert not loop.is_alive(), "the signal ended the loop's wait"

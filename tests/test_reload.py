@@ -41,7 +41,7 @@ led = 12
 [buttons]
 long_press_ms = 2000
 """
-        waiting = board.reload(parse(tomllib.loads(edited), "b"))
+        waiting = board.apply_config(parse(tomllib.loads(edited), "b"))
         rules = board.unit.game.rules
         assert rules.language == "fr", "the maker's edit applies at once"
         assert rules.volume == "low", "the table's setting stays: the file did not change it"
@@ -96,8 +96,8 @@ def test_sighup_reloads_a_running_unit_and_a_bad_file_changes_nothing(tmp_path: 
 def test_what_waits_for_a_restart_is_named_at_every_reload() -> None:
     with Board(parse({}, "a"), VirtualClock(), pin_factory=mock_factory(), panel=None) as board:
         edited = parse(tomllib.loads("[buttons]\nlong_press_ms = 2000\n"), "b")
-        assert board.reload(edited) == ["buttons.long_press_ms"]
-        assert board.reload(edited) == ["buttons.long_press_ms"], "still not applied"
+        assert board.apply_config(edited) == ["buttons.long_press_ms"]
+        assert board.apply_config(edited) == ["buttons.long_press_ms"], "still not applied"
 
 
 def test_a_reload_that_fails_in_any_way_keeps_the_unit_and_its_config(

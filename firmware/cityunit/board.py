@@ -99,8 +99,10 @@ def _reread(path: Path | None) -> Config | None:
 
 class _Rereader:
     """The config file read again on a thread of its own, which the board joins on
-    closing. Reloads asked for while it reads come to one more read: a burst of SIGHUPs
-    is neither a burst of threads nor of reads."""
+    closing (a read under way is waited for: bounded, at most a second on a Pi Zero; the
+    thread is a daemon only so that a board never closed cannot hold the process up).
+    Reloads asked for while it reads come to one more read: a burst of SIGHUPs is neither
+    a burst of threads nor of reads."""
 
     def __init__(self, path: Path | None, deliver: Callable[[Config], None]) -> None:
         self._path, self._deliver = path, deliver
@@ -207,22 +209,16 @@ class Board:
         system's file) off the loop, since a 64 KiB file takes a Pi Zero a second and the
         LED and the clock must not wait; what it gives is applied on the loop, in its turn.
         A bad file changes nothing, and says why."""
-        rereader = _Rereader(path, lambda config: self.runtime.call(partial(self._apply, config)))
+        rereader = _Rereader(
+            path, lambda config: self.runtime.call(partial(self.apply_config, config))
+        )
         self._opened.callback(rereader.close)
         self.runtime.on_reload = rereader.ask
 
-    def _apply(self, config: Config) -> None:
-        waiting = self.reload(config)
-        log.info("config reloaded from %s", config.source)
-        if waiting:
-            log.warning(
-                "%s apply at the next restart (systemctl restart cityunit)", ", ".join(waiting)
-            )
-
-    def reload(self, config: Config) -> list[str]:
+    def apply_config(self, config: Config) -> list[str]:
         """A config re-read while running (loop thread): the game's rules and settings
-        apply at once; what the parts were built from cannot change under them. Returns
-        the keys that wait for a restart."""
+        apply at once; what the parts were built from cannot change under them, and the
+        journal says which keys wait for a restart (returned too)."""
         waiting = [
             path
             for section, path in _differences(self._built, config)
@@ -230,6 +226,11 @@ class Board:
         ]
         self.unit.reconfigure(config.rules, self.clock.now_ms())
         self.config = dataclasses.replace(self.config, rules=config.rules, source=config.source)
+        log.info("config reloaded from %s", config.source)
+        if waiting:
+            log.warning(
+                "%s apply at the next restart (systemctl restart cityunit)", ", ".join(waiting)
+            )
         return waiting
 
     def _edge(self, name: str, level: bool) -> None:

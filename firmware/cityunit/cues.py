@@ -73,5 +73,5 @@ class Cues:
             if hz != self.hz:
                 self.hz = hz
                 self._emit(EventKind.TONE, hz=hz)
-        self._led_wake.keep(led.changes_at)
-        self._tone_wake.keep(buzzer.changes_at)
+        self._led_wake.set_or_cancel(led.changes_at)
+        self._tone_wake.set_or_cancel(buzzer.changes_at)

@@ -40,7 +40,7 @@ class Reload:
     """Read the config file again (SIGHUP: `systemctl reload cityunit`)."""
 
 
-Work = Input | Stop | Reload | Callable[[], None]
+Work = Input | Stop | Reload | Callable[[], object]  # work for the loop: what it returns is dropped
 
 
 class Inbox:
@@ -64,7 +64,7 @@ class Inbox:
         # up. A plain flag, set by the handler: an Event's lock, taken again by a second
         # signal landing inside the first handler, would hang the process for good.
         self.signalled = False
-        self._watchers: list[queue.SimpleQueue[bool]] = []  # see `watch`
+        self._watchers: list[queue.SimpleQueue[bool]] = []  # see `when_signalled`
 
     def put(self, item: Work) -> None:
         """From any thread, or a signal handler; a write to the pipe only if the loop is
@@ -92,14 +92,15 @@ class Inbox:
             return self._items.get_nowait()
         return None
 
-    def alarm(self) -> None:
-        """A stop signal came (from its handler): set the flag, and tell each `watch`."""
+    def signal(self) -> None:
+        """A stop signal came (from its handler): set the flag, and tell each
+        `when_signalled`."""
         self.signalled = True
         for watcher in tuple(self._watchers):
             watcher.put(True)  # a SimpleQueue's put, safe to re-enter
 
     @contextlib.contextmanager
-    def watch(self, wake: Callable[[], None]) -> Iterator[None]:
+    def when_signalled(self, wake: Callable[[], None]) -> Iterator[None]:
         """While inside, `wake()` is called once a stop signal comes, so a thread that
         waits on a condition (a slow client) can stop waiting without polling the flag.
         It runs on a thread of its own, where taking a lock is safe: a signal handler
@@ -158,7 +159,7 @@ def stop_on_signals(
         return
 
     def handle(signum: int, frame: object) -> None:
-        inbox.alarm()
+        inbox.signal()
         stop()  # a SimpleQueue's put, safe to re-enter
 
     stops = {*STOP_SIGNALS, *signals}

@@ -42,7 +42,7 @@ Light = Callable[[float], None]
 Sound = Callable[[int | None, float], None]
 
 
-def _mock_pins() -> bool:
+def _mock_asked() -> bool:
     return os.environ.get("GPIOZERO_PIN_FACTORY", "").lower() == "mock"
 
 
@@ -55,14 +55,14 @@ def mock_pins(pin_class: type[MockPWMPin] = MockPWMPin) -> MockFactory:
 
 def pin_factory() -> Factory | None:
     """gpiozero's own choice, except that GPIOZERO_PIN_FACTORY=mock gets `mock_pins()`."""
-    if _mock_pins() and not os.environ.get("GPIOZERO_MOCK_PIN_CLASS"):
+    if _mock_asked() and not os.environ.get("GPIOZERO_MOCK_PIN_CLASS"):
         return mock_pins()
     return None
 
 
 def pwm_root() -> Path | None:
     """Where the kernel's PWM channels are, unless the pins are gpiozero's mocks."""
-    return None if _mock_pins() else pwm.ROOT
+    return None if _mock_asked() else pwm.ROOT
 
 
 def pwm_plan(

@@ -35,6 +35,9 @@ Listener = Callable[[Event], None]
 
 
 class Runtime:
+    """The loop: it owns the core, the parts and the display, and sleeps on the inbox
+    until the core's next deadline or the next piece of work (see the module)."""
+
     def __init__(
         self,
         unit: Unit,
@@ -81,7 +84,7 @@ class Runtime:
 
     # ----- work from other threads ---------------------------------------------------
 
-    def call(self, work: Callable[[], None]) -> None:
+    def call(self, work: Callable[[], object]) -> None:
         """Run `work` on the loop thread, in order with everything else."""
         self.inbox.put(work)
 
@@ -238,7 +241,9 @@ H = TypeVar("H")
 
 
 def _hook(hooks: list[H], hook: H) -> Callable[[], None]:
-    """`hook` added to `hooks`; what it returns takes it out again (once is enough)."""
+    """`hook` added to `hooks`; what it returns takes it out again (once is enough). The
+    lists are walked as copies: a hook leaving during a delivery skips no other, and is
+    still told the rest of that delivery."""
     hooks.append(hook)
 
     def forget() -> None:

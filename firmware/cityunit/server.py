@@ -93,7 +93,7 @@ class Served:
         self.closed = False
         self.session = self._new_session(0)
         self._holds = contextlib.ExitStack()
-        self._holds.enter_context(runtime.inbox.watch(self._wake))  # a stop ends any wait
+        self._holds.enter_context(runtime.inbox.when_signalled(self._wake))  # a stop ends any wait
         self._forget_steps = runtime.on_step(self._step_done)
         self._out = threading.Thread(target=self._writer, name="console-out", daemon=True)
         self._out.start()
@@ -203,7 +203,7 @@ class Served:
                 os.write(self._poke_w, b"\0")
 
     def _wake(self) -> None:
-        """A stop signal came (from the inbox's watch): whoever waits looks again."""
+        """A stop signal came (from the inbox's `when_signalled`): whoever waits looks again."""
         with self._cond:
             self._notify()
 
@@ -314,7 +314,9 @@ class Served:
                 self._notify()
 
     def close(self) -> None:
-        """Loop thread (or after it ended). Idempotent."""
+        """Loop thread (or after it ended). Without a stop signal it waits until every
+        line is out, however long the client takes to read them (a tester's last events
+        must all arrive); after one, GRACE_S at most. Idempotent."""
         if self.closed:
             return
         self.closed = True

@@ -8,6 +8,7 @@ of the menu's shortest auction all read it; no choice's name is taken apart for 
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,17 +32,23 @@ class Choice:
 @dataclass(frozen=True)
 class Setting:
     """A setting: its title on the screen and its choices. Rules that no choice gives (a
-    file's 5-hour game, its own odds) read as `other`, filled in from the rules' fields."""
+    file's 5-hour game, its own odds) read as the name `other` makes of them (a template
+    filled in from the rules' fields), shown in `other_words` if it has any."""
 
     name: str
     title: dict[str, str]
     options: tuple[Choice, ...]
     other: str = "custom"
-    other_words: dict[str, str] = dataclasses.field(default_factory=lambda: _same("custom"))
+    other_words: dict[str, str] | None = None
+
+    @functools.cached_property
+    def _by_name(self) -> dict[str, Choice]:
+        return {o.name: o for o in self.options}
 
     @property
     def choices(self) -> tuple[str, ...]:
-        return tuple(o.name for o in self.options)
+        """The choices' names, in the menu's order."""
+        return tuple(self._by_name)
 
     def get(self, rules: Rules) -> str:
         """The choice the rules make (the first whose fields they all have)."""
@@ -53,13 +60,14 @@ class Setting:
         )
 
     def put(self, rules: Rules, choice: str) -> Rules:
-        sets = next(o.sets for o in self.options if o.name == choice)
+        """The rules with `choice`'s fields (KeyError for a name that is no choice)."""
+        sets = self._by_name[choice].sets
         return dataclasses.replace(rules, **{k: _copy(v) for k, v in sets.items()})
 
     def label(self, choice: str, lang: str) -> str:
-        words = next((o.words for o in self.options if o.name == choice), None)
-        if words is None:
-            words = self.other_words if choice == self.other else {}
+        """`choice` as the screen says it in `lang` (what `other` made: its words, if any)."""
+        option = self._by_name.get(choice)
+        words = option.words if option is not None else self.other_words or {}
         return words.get(lang, choice)
 
 

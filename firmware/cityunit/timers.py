@@ -28,7 +28,7 @@ class Timer:
     def cancel(self) -> None:
         self.at = None
 
-    def keep(self, at: int | None) -> None:
+    def set_or_cancel(self, at: int | None) -> None:
         """Pending at `at` (None: not at all), leaving the heap alone if it already is."""
         if at == self.at:
             return

@@ -103,7 +103,6 @@ class Unit(modes.Context):
         self._save = self.timers.timer(self.worth_saving)
         self._frame = self.timers.timer()  # only wakes: `_changed` tells the observers
         self._until = now  # where the advance under way goes (now, between advances)
-        self._advancing = False
         self.cues = Cues(self.timers, self.emit)
         self.game = Game(self, rules)
         self._gestures = Gestures(self.timers, rules.long_press_ms, self._gesture)
@@ -121,15 +120,12 @@ class Unit(modes.Context):
 
     def advance(self, t: int) -> None:
         """Run every timer up to `t`, each at its own time, in order."""
-        self._until, self._advancing = max(self.now, t), True
-        try:
-            while (due := self.timers.pop_due(t)) is not None:
-                at, timer = due
-                self.now = max(self.now, at)
-                timer.fire()
-                self._changed()
-        finally:
-            self._advancing = False
+        self._until = max(self.now, t)
+        while (due := self.timers.pop_due(t)) is not None:
+            at, timer = due
+            self.now = max(self.now, at)
+            timer.fire()
+            self._followed()
         self.now = self._until
         self._next_frame()
         self.cues.sync(self.now, self._muted())
@@ -139,19 +135,23 @@ class Unit(modes.Context):
         mode's, the next frame, the next save)."""
         return self.timers.next()
 
-    def _changed(self) -> None:
-        """After each input and each timer: the LED and the buzzer follow, and observers
-        are told to look again."""
+    def _followed(self) -> None:
+        """After each timer: the LED and the buzzer follow, and observers are told to
+        look again."""
         self.cues.sync(self.now, self._muted())
         self.revision += 1
-        if not self._advancing:  # within an advance, once at its end
-            self._next_frame()
+
+    def _changed(self) -> None:
+        """After each input: as after a timer, and the next frame as the input left it (an
+        advance sets it once, at its end)."""
+        self._followed()
+        self._next_frame()
 
     def _next_frame(self) -> None:
         """The frame timer at the screen's next change after now. The frames an advance
         passes over are one change to look at, not one each: the timer fires once (at
         the first), and is set again from where the advance ends."""
-        self._frame.keep(self.mode.next_frame(self.now))
+        self._frame.set_or_cancel(self.mode.next_frame(self.now))
 
     def _muted(self) -> bool:
         return self.game.rules.volume == "off"
@@ -288,7 +288,7 @@ class Unit(modes.Context):
         """The game changed in a way worth saving; while its clock runs, save again soon."""
         self._effects.save = True
         running = self.game.clock.running  # then 5 s after where the advance under way ends
-        self._save.keep(max(self.now, self._until) + SAVE_EVERY_MS if running else None)
+        self._save.set_or_cancel(self._until + SAVE_EVERY_MS if running else None)
         self.revision += 1
 
     def request_shutdown(self) -> None:
