@@ -16,6 +16,7 @@ waits in real time on a real one.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -28,8 +29,12 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Self
 
+from cityunit.events import EventKind
+
 REPLY_TIMEOUT_S = 30.0
 STEP_MS = 1_000  # how far wait_for advances a virtual clock at a time
+EVENTS = frozenset({*map(str, EventKind), "dropped"})  # every event a unit can send
+STDERR_TAIL = 2_000  # characters of a simulator's own messages kept for an error
 
 
 class ProtocolError(Exception):
@@ -46,14 +51,22 @@ class Client:
     context manager (leaving it closes the connection and ends a simulator)."""
 
     def __init__(
-        self, write: Callable[[bytes], object], read: Callable[[], bytes], close: Callable[[], None]
+        self,
+        write: Callable[[bytes], object],
+        read: Callable[[], bytes],
+        close: Callable[[], None],
+        said: Callable[[], str] = lambda: "",
     ) -> None:
-        self._write, self._close = write, close
+        """`said`: what the other end says on its own (a simulator's stderr), which every
+        error the connection ends in carries."""
+        self._write, self._close, self._said = write, close, said
         self._replies: queue.Queue[str | None] = queue.Queue()
         self._arrived = threading.Condition()
         self.events: list[dict[str, Any]] = []  # every event received, in order
         self.event_lines: list[str] = []  # the same, as the lines that carried them
         self._waited: set[int] = set()  # the events `wait_for` returned already
+        self._by_name: dict[str, list[int]] = {}  # each event's place in `events`, by name
+        self._cursor: dict[str, int] = {}  # by name: where in _by_name the unreturned begin
         self.closed = False
         self._reading = threading.Thread(target=self._reader, args=(read,), daemon=True)
         self._reading.start()
@@ -84,23 +97,29 @@ class Client:
         if config is not None:
             command += ["--config", str(config)]
         process = subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
         )
-        stdin, stdout = process.stdin, process.stdout
-        assert stdin is not None and stdout is not None
+        stdin, stdout, stderr = process.stdin, process.stdout, process.stderr
+        assert stdin is not None and stdout is not None and stderr is not None
+        said = _Tail(stderr)  # its own messages (a config refused, a traceback), for errors
 
         def write(data: bytes) -> None:
-            stdin.write(data)
-            stdin.flush()
+            try:
+                stdin.write(data)
+                stdin.flush()
+            except OSError:  # it has exited: the reply's wait says why
+                pass
 
         def close() -> None:
-            stdin.close()  # the simulator answers what it has, then exits
+            with contextlib.suppress(OSError):
+                stdin.close()  # the simulator answers what it has, then exits
             try:
                 process.wait(timeout=REPLY_TIMEOUT_S)
-            finally:
+            except subprocess.TimeoutExpired:
                 process.kill()
+                process.wait()
 
-        return cls(write, partial(os.read, stdout.fileno(), 65536), close)
+        return cls(write, partial(os.read, stdout.fileno(), 65536), close, said.text)
 
     @classmethod
     def port(cls, url: str, baudrate: int = 115_200) -> Self:
@@ -143,9 +162,11 @@ class Client:
             for raw in lines:
                 line = raw.decode("utf-8", "replace").rstrip("\r")
                 if line.startswith("EVT "):
+                    event = _event(line)
                     with self._arrived:
                         self.event_lines.append(line)
-                        self.events.append(_event(line))
+                        self._by_name.setdefault(event["event"], []).append(len(self.events))
+                        self.events.append(event)
                         self._arrived.notify_all()
                 else:
                     self._replies.put(line)
@@ -167,7 +188,10 @@ class Client:
         except queue.Empty:
             raise TimeoutError(f"no reply within {timeout_s} s") from None
         if reply is None:
-            raise ConnectionError("the unit closed the connection")
+            said = self._said().strip()
+            raise ConnectionError(
+                "the unit closed the connection" + (f"; it said:\n{said}" if said else "")
+            )
         return reply
 
     def ok(self, line: str, timeout_s: float = REPLY_TIMEOUT_S) -> str:
@@ -188,9 +212,14 @@ class Client:
         reply comes at the release."""
         self.ok(f"HOLD {button} {ms}", timeout_s=REPLY_TIMEOUT_S + ms / 1000)
 
-    def switch(self, on: bool) -> None:
-        """The power switch, ON or OFF."""
-        self.ok("SWITCH ON" if on else "SWITCH OFF")
+    def switch(self, on: bool | str) -> None:
+        """The power switch: True or "on", False or "off" (anything else is a ValueError:
+        any truthy value, "off" too, used to switch it ON)."""
+        words = {True: "ON", False: "OFF", "on": "ON", "off": "OFF"}
+        key = on.lower() if isinstance(on, str) else on
+        if not isinstance(key, bool | str) or key not in words:
+            raise ValueError(f"switch takes True, False, 'on' or 'off', not {on!r}")
+        self.ok(f"SWITCH {words[key]}")
 
     def state(self) -> dict[str, Any]:
         """The unit's STATE, with `clock` ('virtual' or 'real') and `t_ms`, its time now."""
@@ -244,6 +273,8 @@ class Client:
             self.events.clear()
             self.event_lines.clear()
             self._waited.clear()
+            self._by_name.clear()
+            self._cursor.clear()
 
     def named(self, name: str) -> list[dict[str, Any]]:
         """Every event called `name` received so far."""
@@ -268,14 +299,25 @@ class Client:
     ) -> dict[str, Any]:
         """The first event called `event` (with these fields) that no `wait_for` returned
         yet, received already or arriving within `within_ms` of unit time: advanced on a
-        virtual clock, waited for on a real one. Raises TimeoutError."""
+        virtual clock, waited for on a real one. Raises TimeoutError; a name no unit sends
+        is a ValueError at once. Its cost does not grow with the events before: each name
+        keeps where its unreturned events begin."""
+        if event not in EVENTS:
+            raise ValueError(f"no event is called {event!r}; they are: {', '.join(sorted(EVENTS))}")
 
         def found() -> dict[str, Any] | None:
-            for index, candidate in enumerate(self.events):
-                wanted = candidate["event"] == event and candidate.items() >= fields.items()
-                if wanted and index not in self._waited:
-                    self._waited.add(index)
-                    return candidate
+            places = self._by_name.get(event, [])
+            start = self._cursor.get(event, 0)
+            for k in range(start, len(places)):
+                index = places[k]
+                candidate = self.events[index]
+                if index in self._waited or not candidate.items() >= fields.items():
+                    continue
+                self._waited.add(index)
+                while start < len(places) and places[start] in self._waited:
+                    start += 1
+                self._cursor[event] = start
+                return candidate
             return None
 
         with self._arrived:
@@ -308,3 +350,29 @@ def _event(line: str) -> dict[str, Any]:
     except ValueError:
         event = None
     return event if isinstance(event, dict) else {"event": None, "line": line}
+
+
+class _Tail:
+    """The last STDERR_TAIL characters a pipe carries, read on a thread of its own (an
+    unread pipe would fill and stop the simulator)."""
+
+    def __init__(self, pipe: Any) -> None:
+        self._text = ""
+        self._lock = threading.Lock()
+        self._ended = threading.Event()
+        threading.Thread(target=self._read, args=(pipe,), daemon=True).start()
+
+    def _read(self, pipe: Any) -> None:
+        try:
+            for raw in iter(partial(pipe.read1, 4096), b""):
+                with self._lock:
+                    self._text = (self._text + raw.decode("utf-8", "replace"))[-STDERR_TAIL:]
+        finally:
+            self._ended.set()
+
+    def text(self) -> str:
+        """What it carried: all of it once the simulator has gone (its last words come a
+        moment after its output ends), else what came so far."""
+        self._ended.wait(2.0)
+        with self._lock:
+            return self._text
