@@ -9,8 +9,10 @@ written against the console protocol, run unchanged on the simulator or on a rea
 `pytest` gives each test a fresh unit: one headless simulator for the session, sent back
 to power-on (RESET) before each test. `pytest --cityunit-target PORT` runs the same tests
 against the unit on PORT (a serial port, a pty, a pyserial URL), switched OFF before
-each; `--cityunit-clock real` runs the simulator in real time. Markers skip, with the
-reason, what a unit cannot do:
+each; `--cityunit-clock real` runs the simulator in real time, `--cityunit-seed N` and
+`--cityunit-config FILE` start it with that seed or config. A target that cannot be
+opened, or a simulator that will not start, ends the session with one line saying why.
+Markers skip, with the reason, what a unit cannot do:
 
 - `@pytest.mark.virtual_clock`: needs time to move on demand (ADVANCE, long stretches);
 - `@pytest.mark.simulator`: needs a simulator (SEED, RESET);
@@ -41,26 +43,61 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "/dev/pts/5, socket://host:port) instead of a simulator",
     )  # fmt: skip
     group.addoption(
-        "--cityunit-clock", choices=("virtual", "real"), default="virtual",
+        "--cityunit-clock", choices=("virtual", "real"), default=None,
         help="the simulator's clock (default: virtual)",
+    )  # fmt: skip
+    group.addoption(
+        "--cityunit-seed", type=int, default=None, metavar="N",
+        help="the simulator's random seed (auction lengths, permits; default: 1)",
+    )  # fmt: skip
+    group.addoption(
+        "--cityunit-config", metavar="FILE", default=None,
+        help="the simulator's config file (default: the built-in defaults)",
     )  # fmt: skip
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """The three markers, registered so that `--strict-markers` takes them."""
+    """The three markers, registered so that `--strict-markers` takes them; options that
+    cannot go together refused once, before any test."""
     for name, text in MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {text}")
+    if config.getoption("--cityunit-target"):
+        given = [f"--cityunit-{o}" for o in ("clock", "seed", "config")
+                 if config.getoption(f"--cityunit-{o}") is not None]  # fmt: skip
+        if given:
+            raise pytest.UsageError(
+                f"{', '.join(given)}: the simulator's, and --cityunit-target is a real unit"
+                " (it has its own clock, random source and config)"
+            )
 
 
 @pytest.fixture(scope="session")
 def cityunit_connection(request: pytest.FixtureRequest) -> Iterator[Client]:
     """The one connection of the session: to the target, or to a simulator started once."""
-    target = request.config.getoption("--cityunit-target")
-    clock = request.config.getoption("--cityunit-clock")
-    if target and clock != "virtual":
-        raise pytest.UsageError("--cityunit-clock is the simulator's: a target has its own")
-    with Client.port(target) if target else Client.simulator(clock=clock) as client:
+    option = request.config.getoption
+    target = option("--cityunit-target")
+    try:
+        if target:
+            client = Client.port(target)
+        else:
+            client = Client.simulator(
+                seed=1 if option("--cityunit-seed") is None else option("--cityunit-seed"),
+                clock=option("--cityunit-clock") or "virtual",
+                config=option("--cityunit-config"),
+            )
+    except Exception as e:  # once for the session, not a traceback per test
+        what = f"the unit on {target}" if target else "the simulator"
+        pytest.exit(f"cityunit: cannot start with {what}: {_reason(e)}", returncode=4)
+    with client:
         yield client
+
+
+def _reason(error: Exception) -> str:
+    """What went wrong, said once: pyserial wraps the OSError it met in its own words."""
+    cause = error.__context__ if isinstance(error.__context__, OSError) else error
+    if isinstance(cause, OSError) and cause.strerror:
+        return cause.strerror
+    return str(error)
 
 
 @pytest.fixture
