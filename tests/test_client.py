@@ -70,6 +70,8 @@ def test_a_socket_client_closes_without_a_traceback(monkeypatch: pytest.MonkeyPa
             for line in lines:
                 if line.strip() in replies:
                     peer.sendall(replies[line.strip()] + b"\n")
+                elif line.strip():  # as a unit answers what it does not know
+                    peer.sendall(b"ERR unknown-command\n")
 
     failures: list[object] = []
     monkeypatch.setattr(threading, "excepthook", failures.append)
@@ -143,9 +145,28 @@ def test_closing_a_simulator_that_does_not_exit_in_time_kills_it_quietly(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """`subprocess.TimeoutExpired` used to leave close() and the `with` block."""
-    from cityunit import client
+    from cityunit import spawn
 
     unit = Client.simulator(seed=1)
-    monkeypatch.setattr(client, "REPLY_TIMEOUT_S", 0.0)
+    monkeypatch.setattr(spawn, "WAIT_S", 0.0)
     unit.close()
     assert unit.closed
+
+
+def test_the_screen_as_an_image_and_against_a_golden(tmp_path: Path) -> None:
+    import shutil
+
+    golden = Path(__file__).with_name("golden") / "blank.en.png"
+    with Client.simulator(seed=1) as unit:
+        assert unit.is_simulator is True, "known from the start, before fresh()"
+        picture = unit.screen()
+        assert picture.mode == "1" and picture.size == (128, 64)
+        unit.assert_screen(golden)  # switched OFF: dark
+        unit.switch(True)
+        mine = tmp_path / "blank.png"
+        shutil.copy(golden, mine)
+        with pytest.raises(AssertionError, match="the difference in"):
+            unit.assert_screen(mine)
+        assert (tmp_path / "blank.actual.png").exists() and (tmp_path / "blank.diff.png").exists()
+        with pytest.raises(AssertionError, match=r"no .*new\.png: the screen is in"):
+            unit.assert_screen(tmp_path / "new.png")

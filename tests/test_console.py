@@ -268,5 +268,42 @@ def test_after_reset_a_simulator_plays_as_one_just_started(junk: list[bytes]) ->
 
 
 def test_reset_and_protocol_are_there_and_reset_is_for_simulators() -> None:
-    assert replies_to(b"PROTOCOL", b"RESET") == ["OK 1.1", "OK"]
+    assert replies_to(b"PROTOCOL", b"RESET") == ["OK 1.2", "OK"]
     assert replies_to(b"RESET", simulator=False)[0].startswith("ERR not-allowed ")
+
+
+# ----- SCREEN and EDGE (protocol 1.2) -------------------------------------------------------
+
+
+def test_screen_is_the_picture_the_unit_draws_and_edge_a_raw_contact() -> None:
+    import base64
+
+    from PIL import Image
+
+    from cityunit.render import render
+
+    out: list[str] = []
+    with SimBoard(Config(), VirtualClock(), seed=1) as board:
+        session = Session(board.runtime, out.append, simulator=True)
+        for line in (b"EVENTS ON", b"EDGE POWER LOW", b"ADVANCE 1000", b"SCREEN"):
+            session.receive(line)
+        size, data = out[-1].split(" ")[1:]
+        picture = Image.frombytes("1", (128, 64), base64.b64decode(data))
+        snapshot = board.unit.snapshot()
+        assert size == "128x64" and picture.tobytes() == render(snapshot.screen, "en").tobytes()
+        assert snapshot.power, "EDGE POWER LOW closed the switch: ON"
+        chatter = [b"EDGE AUCTION LOW", b"ADVANCE 2", b"EDGE AUCTION HIGH", b"ADVANCE 3"] * 4
+        for line in [*chatter, b"EDGE AUCTION LOW", b"ADVANCE 80", b"EDGE AUCTION HIGH"]:
+            session.receive(line)
+        session.receive(b"ADVANCE 100")
+    events = [line for line in out if line.startswith("EVT ")]
+    assert sum('"auction.start"' in e for e in events) == 1, "the chatter debounced to one tap"
+
+
+def test_screen_and_edge_are_for_simulators_and_check_their_words() -> None:
+    assert replies_to(b"SCREEN", b"EDGE BUILD LOW", simulator=False) == [
+        "ERR not-allowed SCREEN is for the simulator only",
+        "ERR not-allowed EDGE is for the simulator only",
+    ]
+    bad = replies_to(b"EDGE", b"EDGE START LOW", b"EDGE BUILD DOWN", b"SCREEN 1")
+    assert [r.split(" ")[:2] for r in bad] == [["ERR", "bad-argument"]] * 4, bad

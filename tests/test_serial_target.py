@@ -32,6 +32,7 @@ def test_the_hil_suite_passes_against_cityunit_run_over_a_serial_port(
     try:
         if in_play:
             with Client.port(tester_end) as player:
+                assert player.is_simulator is False, "a real unit refuses SCREEN"
                 player.switch(True)
         suite = subprocess.run(
             [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/hil",

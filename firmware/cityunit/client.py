@@ -16,25 +16,26 @@ waits in real time on a real one.
 
 from __future__ import annotations
 
-import contextlib
+import base64
 import itertools
 import json
-import os
 import queue
-import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
+from cityunit import spawn
 from cityunit.events import EventKind
+
+if TYPE_CHECKING:
+    from PIL import Image
 
 REPLY_TIMEOUT_S = 30.0
 STEP_MS = 1_000  # how far wait_for advances a virtual clock at a time
 EVENTS = frozenset({*map(str, EventKind), "dropped"})  # every event a unit can send
-STDERR_TAIL = 2_000  # characters of a simulator's own messages kept for an error
 
 
 class ProtocolError(Exception):
@@ -78,7 +79,7 @@ class Client:
             self.close()  # a simulator that did not start is not left running
             raise
         self.virtual: bool = state["clock"] == "virtual"
-        self.is_simulator: bool | None = None  # known after `fresh()`
+        self.is_simulator: bool | None = self._asked_simulator()  # None: an older unit
         self.t0: int = state["t_ms"]  # unit time at the start (or at `fresh()`)
 
     # ----- making one ------------------------------------------------------------------
@@ -96,30 +97,7 @@ class Client:
         command += ["--clock", clock, "--seed", str(seed)]
         if config is not None:
             command += ["--config", str(config)]
-        process = subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-        )
-        stdin, stdout, stderr = process.stdin, process.stdout, process.stderr
-        assert stdin is not None and stdout is not None and stderr is not None
-        said = _Tail(stderr)  # its own messages (a config refused, a traceback), for errors
-
-        def write(data: bytes) -> None:
-            try:
-                stdin.write(data)
-                stdin.flush()
-            except OSError:  # it has exited: the reply's wait says why
-                pass
-
-        def close() -> None:
-            with contextlib.suppress(OSError):
-                stdin.close()  # the simulator answers what it has, then exits
-            try:
-                process.wait(timeout=REPLY_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-
-        return cls(write, partial(os.read, stdout.fileno(), 65536), close, said.text)
+        return cls(*spawn.simulator(command))
 
     @classmethod
     def port(cls, url: str, baudrate: int = 115_200) -> Self:
@@ -147,7 +125,7 @@ class Client:
 
     def close(self) -> None:
         """The connection ends; a simulator sees the end of its input and exits (killed
-        after REPLY_TIMEOUT_S s). Idempotent."""
+        after spawn.WAIT_S s). Idempotent."""
         if not self.closed:
             self.closed = True
             self._close()
@@ -239,9 +217,37 @@ class Client:
         """Virtual clock only: run every deadline up to `ms` from now."""
         self.ok(f"ADVANCE {ms}")
 
+    def edge(self, contact: str, level: str) -> None:
+        """Simulator only: a raw level on a contact's pin ('auction', 'build' or 'power';
+        'low': closed, 'high': open), debounced by the unit as a real contact's edge."""
+        self.ok(f"EDGE {contact} {level}")
+
     def seed(self, seed: int) -> None:
         """Simulator only: reseed what picks auction lengths and permit draws."""
         self.ok(f"SEED {seed}")
+
+    def _asked_simulator(self) -> bool | None:
+        """SCREEN (protocol 1.2, read-only) is answered by a simulator, refused by a real
+        unit; a unit of an older protocol knows no SCREEN, and `fresh()` tells then."""
+        reply = self.send("SCREEN")
+        if reply.startswith("ERR unknown-command"):
+            return None
+        return not reply.startswith("ERR not-allowed")
+
+    def screen(self) -> Image.Image:
+        """The picture the unit draws now (SCREEN, simulator only): a 1-bit PIL image."""
+        from PIL import Image
+
+        size, data = self.ok("SCREEN").split(" ")
+        width, height = map(int, size.split("x"))
+        return Image.frombytes("1", (width, height), base64.b64decode(data))
+
+    def assert_screen(self, golden: Path | str) -> None:
+        """The unit's picture is the PNG `golden`, pixel for pixel (`picture.check`: on a
+        difference the actual picture and the difference are written beside it)."""
+        from cityunit import picture
+
+        picture.check(self.screen(), Path(golden))
 
     def _sync(self) -> None:
         """Skip what is not an answer to us: a serial line may hold what an earlier client
@@ -350,29 +356,3 @@ def _event(line: str) -> dict[str, Any]:
     except ValueError:
         event = None
     return event if isinstance(event, dict) else {"event": None, "line": line}
-
-
-class _Tail:
-    """The last STDERR_TAIL characters a pipe carries, read on a thread of its own (an
-    unread pipe would fill and stop the simulator)."""
-
-    def __init__(self, pipe: Any) -> None:
-        self._text = ""
-        self._lock = threading.Lock()
-        self._ended = threading.Event()
-        threading.Thread(target=self._read, args=(pipe,), daemon=True).start()
-
-    def _read(self, pipe: Any) -> None:
-        try:
-            for raw in iter(partial(pipe.read1, 4096), b""):
-                with self._lock:
-                    self._text = (self._text + raw.decode("utf-8", "replace"))[-STDERR_TAIL:]
-        finally:
-            self._ended.set()
-
-    def text(self) -> str:
-        """What it carried: all of it once the simulator has gone (its last words come a
-        moment after its output ends), else what came so far."""
-        self._ended.wait(2.0)
-        with self._lock:
-            return self._text

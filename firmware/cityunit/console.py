@@ -20,7 +20,7 @@ from cityunit.events import Event, EventKind
 from cityunit.gestures import Button
 from cityunit.runtime import Runtime
 
-PROTOCOL = "1.1"  # 1.1 added PROTOCOL and RESET to version 1
+PROTOCOL = "1.2"  # 1.1 added PROTOCOL and RESET to version 1; 1.2, SCREEN and EDGE
 MAX_LINE = 256
 MAX_HOLD_MS = 600_000
 MAX_ADVANCE_MS = 7 * 24 * 3_600_000
@@ -153,6 +153,8 @@ class Session:
             "SET": self._set,
             "PROTOCOL": self._protocol,
             "RESET": self._reset,
+            "SCREEN": self._screen,
+            "EDGE": self._edge,
         }
 
     def close(self) -> int:
@@ -334,15 +336,44 @@ class Session:
 
     def _reset(self, args: list[str]) -> str:
         self._arity(args, 0, "RESET")
-        if not self.simulator:
-            raise CommandError("not-allowed", "RESET is for the simulator only")
+        self._simulator_only("RESET")
         self.runtime.deliver()  # what happened before is told before it is forgotten
         self.runtime.unit.reset()
         return "OK"
 
+    def _simulator_only(self, command: str) -> None:
+        if not self.simulator:
+            raise CommandError("not-allowed", f"{command} is for the simulator only")
+
+    def _screen(self, args: list[str]) -> str:
+        """The picture the unit draws now, as the OLED gets it (see docs/protocol.md)."""
+        self._arity(args, 0, "SCREEN")
+        self._simulator_only("SCREEN")
+        import base64
+
+        from cityunit.render import HEIGHT, WIDTH, render
+
+        self.runtime.deliver()
+        snapshot = self.runtime.unit.snapshot()
+        picture = render(snapshot.screen, snapshot.language).tobytes()
+        return f"OK {WIDTH}x{HEIGHT} {base64.b64encode(picture).decode()}"
+
+    def _edge(self, args: list[str]) -> str:
+        """A raw level on a contact's pin, where a GPIO edge enters the core: debounced,
+        timed and taken as a gesture there, as a real contact's would be."""
+        self._arity(args, 2, "EDGE AUCTION|BUILD|POWER LOW|HIGH")
+        self._simulator_only("EDGE")
+        contact, level = _lower(args[0]), _upper(args[1])
+        if contact not in ("auction", "build", "power"):
+            raise CommandError("bad-argument", "expected AUCTION, BUILD or POWER")
+        if level not in ("LOW", "HIGH"):
+            raise CommandError("bad-argument", "expected LOW (closed: pressed, ON) or HIGH")
+        unit = self.runtime.unit
+        unit.edge(contact, level == "LOW", unit.now, self._present)
+        return "OK"
+
     def _seed(self, args: list[str]) -> str:
         self._arity(args, 1, "SEED <int>")
-        if not self.simulator:
-            raise CommandError("not-allowed", "SEED is for the simulator only")
+        self._simulator_only("SEED")
         self.runtime.unit.reseed(_int(args[0], 0, MAX_SEED, "the seed"))
         return "OK"

@@ -329,3 +329,20 @@ def test_seed_is_not_allowed_on_hardware(unit: Client) -> None:
     else:
         assert unit.send("SEED 3").startswith("ERR not-allowed ")
         assert unit.send("ADVANCE 10").startswith("ERR not-allowed ")
+
+
+def test_screen_and_edge_are_a_simulators_and_a_board_refuses_them(unit: Client) -> None:
+    """Protocol 1.2: the picture the unit draws, and raw contact levels through the
+    debouncer; what a board refuses (it has its own glass and contacts)."""
+    if not unit.is_simulator:
+        assert unit.send("SCREEN").startswith("ERR not-allowed ")
+        assert unit.send("EDGE BUILD LOW").startswith("ERR not-allowed ")
+        return
+    assert unit.screen().getbbox() is None, "OFF: dark"
+    unit.ok("EDGE POWER LOW")
+    assert unit.state()["power"] == "on"
+    assert unit.screen().getbbox() is not None, "the hour on the glass"
+    unit.ok("EVENTS ON")
+    unit.ok("EDGE BUILD LOW")
+    unit.ok("EDGE BUILD HIGH")  # at once: chatter, until the debounce window closes
+    assert unit.wait_for("permit", within_ms=5_000)["value"] in (1, 2, 3, "station")
