@@ -51,6 +51,16 @@ def test_bench_device_runs_where_the_display_does_not_answer(tmp_path) -> None:
     assert "display: not answering" in result.stdout and "PWM hardware for: none" in result.stdout
 
 
+def test_bench_device_off_a_pi_is_one_line_not_gpiozeros_warnings() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "cityunit", "bench", "--device"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.startswith("cityunit bench --device: this is not a Raspberry Pi")
+    assert result.stderr.count("\n") == 1 and "Warning" not in result.stderr
+
+
 def test_the_readmes_figures_table_is_the_benchs() -> None:
     """The same figures, in the same order, with the same targets."""
     import re

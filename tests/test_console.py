@@ -100,6 +100,9 @@ def test_console_names_a_port_it_cannot_open() -> None:
         capture_output=True, text=True, timeout=30,
     )  # fmt: skip
     assert result.returncode == 2 and "cannot open /dev/nonexistent-port" in result.stderr
+    assert result.stderr == (
+        "cityunit console: cannot open /dev/nonexistent-port: No such file or directory\n"
+    ), "said once (pyserial's own words said the port and the errno twice more)"
 
 
 # ----- the protocol's own page says what the code does ---------------------------------------

@@ -50,11 +50,14 @@ def doctor(tmp_path: Path, dev: Path, bus=None, service="active", config: str = 
         return service if verb == "is-active" else "enabled"
 
     pwm = kw.get("pwm") or tmp_path / "pwm"  # the kernel fixture's: the overlay is on
+    board = tmp_path / "device-tree"
+    board.mkdir(exist_ok=True)
+    (board / "model").write_bytes(kw.get("model", b"Raspberry Pi Zero 2 W Rev 1.0\0"))
     return Doctor(
         path, dev=dev, open_bus=lambda port: bus or Bus({0x3C}), systemctl=systemctl,
         pin_factory=kw.get("factory") or mock_factory(), pwm_root=pwm,
         service_log=lambda: kw.get("service_log", ""),
-        device_tree=tmp_path / "no-device-tree",
+        device_tree=board,
     )  # fmt: skip
 
 
@@ -111,9 +114,17 @@ def test_no_access_to_the_bus(tmp_path: Path) -> None:
     assert d.run() == 1 and "usermod -aG i2c" in report(d)
 
 
-def test_not_a_pi(tmp_path: Path) -> None:
+def test_a_pi_without_its_gpio_chip(tmp_path: Path) -> None:
     d = doctor(tmp_path, machine(tmp_path, gpio=False))
     assert d.run() == 1 and "gpiochip*: is this a Raspberry Pi?" in report(d)
+
+
+def test_off_a_pi_it_says_so_and_stops_there(tmp_path: Path) -> None:
+    """It asked "is this a Raspberry Pi?" and then prescribed raspi-config anyway."""
+    d = doctor(tmp_path, machine(tmp_path, gpio=False), model=b"QEMU Virtual Machine\0")
+    assert d.run() == 1
+    assert [f.what for f in d.findings] == ["config", "board"], report(d)
+    assert "this is not a Raspberry Pi" in report(d) and "raspi-config" not in report(d)
 
 
 def test_a_pi_5_whose_header_is_gpiochip4(tmp_path: Path) -> None:

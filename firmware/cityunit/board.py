@@ -194,12 +194,12 @@ class Board:
         system = self.config.system
         if not system.console_port:
             return
-        from cityunit.link import open_serial
+        from cityunit.link import open_serial, said_once
 
         try:
             link = open_serial(system.console_port, system.console_baudrate)
         except Exception as e:
-            log.error("console: cannot open %s: %s", system.console_port, e)
+            log.error("console: cannot open %s: %s", system.console_port, said_once(e))
             return
         log.info("console on %s", system.console_port)
         self.serve(link)

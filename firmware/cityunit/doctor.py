@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import os
+import platform
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from cityunit.config import Config, ConfigError, load
+from cityunit.header import raspberry_pi
 
 OK, WARN, FAIL = "ok", "warn", "FAIL"
 
@@ -95,6 +97,10 @@ class Doctor:
         """Every check that can run (a broken config stops those that need it): 0 when
         none failed."""
         config = self.check_config()
+        if raspberry_pi(self.device_tree) is None:
+            self.say(FAIL, "board", f"this is not a Raspberry Pi ({platform.machine()}): doctor "
+                     "checks a unit on its Pi; here, `cityunit sim` plays the unit")  # fmt: skip
+            return 1
         service_active = self.check_service()
         if config is None and service_active:
             self.say(

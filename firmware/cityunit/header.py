@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+from pathlib import Path
 
 # Each I2C bus's SDA and SCL on the header: i2c_arm (bus 1), i2c_vc (bus 0), and the Pi 4's
 # extra buses at their overlays' default pins. Others (i2c-gpio, HDMI's) are not checked.
@@ -49,3 +50,13 @@ def _device(path: str) -> str:
     """A path as the kernel resolves it: /dev//serial0, //dev/serial0 and /dev/./serial0
     are /dev/serial0, and a link (/dev/serial0 on a Pi) is the device it names."""
     return os.path.realpath("/" + path.lstrip("/")) if path.startswith("/") else path
+
+
+def raspberry_pi(device_tree: Path = Path("/proc/device-tree")) -> str | None:
+    """The board's model if its device tree names a Raspberry Pi ("Raspberry Pi Zero 2 W
+    Rev 1.0"); None anywhere else, where the header's checks mean nothing."""
+    try:
+        model = (device_tree / "model").read_bytes().decode("ascii", "replace").strip("\0\n")
+    except OSError:
+        return None
+    return model if model.startswith("Raspberry Pi") else None

@@ -257,6 +257,16 @@ class SerialLink:
         self.port.close()
 
 
+def said_once(error: BaseException) -> str:
+    """What went wrong opening a port, said once: pyserial puts the OSError it met in its
+    own words ("could not open port X: [Errno 2] No such file or directory: 'X'"), which
+    a caller naming the port would repeat; the system's words are enough."""
+    cause = error.__context__ if isinstance(error.__context__, OSError) else error
+    if isinstance(cause, OSError) and cause.strerror:
+        return cause.strerror
+    return str(error)
+
+
 def open_serial(url: str, baudrate: int) -> SerialLink:
     """A port's name or any pyserial URL, with no timeouts: reads and writes block."""
     import serial

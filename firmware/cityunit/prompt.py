@@ -38,7 +38,9 @@ def interact(port: str, baudrate: int, raw: bool) -> int:
     try:
         link = serial.serial_for_url(port, baudrate=baudrate, timeout=None)
     except (serial.SerialException, ValueError) as e:
-        print(f"cityunit console: cannot open {port}: {e}", file=sys.stderr)
+        from cityunit.link import said_once
+
+        print(f"cityunit console: cannot open {port}: {said_once(e)}", file=sys.stderr)
         return 2
     prompt = not raw and sys.stdin.isatty() and sys.stdout.isatty()
     replies = threading.Semaphore(0)  # one release per reply line received

@@ -26,6 +26,7 @@ from collections.abc import Iterator
 import pytest
 
 from cityunit.client import Client
+from cityunit.link import said_once
 
 MARKERS = {
     "virtual_clock": "needs the virtual clock (time moved by ADVANCE)",
@@ -87,17 +88,9 @@ def cityunit_connection(request: pytest.FixtureRequest) -> Iterator[Client]:
             )
     except Exception as e:  # once for the session, not a traceback per test
         what = f"the unit on {target}" if target else "the simulator"
-        pytest.exit(f"cityunit: cannot start with {what}: {_reason(e)}", returncode=4)
+        pytest.exit(f"cityunit: cannot start with {what}: {said_once(e)}", returncode=4)
     with client:
         yield client
-
-
-def _reason(error: Exception) -> str:
-    """What went wrong, said once: pyserial wraps the OSError it met in its own words."""
-    cause = error.__context__ if isinstance(error.__context__, OSError) else error
-    if isinstance(cause, OSError) and cause.strerror:
-        return cause.strerror
-    return str(error)
 
 
 @pytest.fixture

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 from typing import TYPE_CHECKING
 
 from cityunit import __version__
@@ -17,8 +19,19 @@ if TYPE_CHECKING:
 def bench(args: argparse.Namespace) -> int:
     """The desktop figures, or with --device the Pi's own report; 2 for a bad config."""
     if args.device:
-        from cityunit.bench.device import report
+        import platform
 
+        from cityunit.bench.device import report
+        from cityunit.header import raspberry_pi
+
+        if raspberry_pi() is None and os.environ.get("GPIOZERO_PIN_FACTORY") != "mock":
+            machine = platform.machine()
+            print(
+                f"cityunit bench --device: this is not a Raspberry Pi ({machine}): it"
+                " measures a unit's own parts; here, `cityunit bench`",
+                file=sys.stderr,
+            )
+            return 1
         config = read_config(args.config, system_default=True)
         if config is None:
             return 2
@@ -40,6 +53,8 @@ def doctor(args: argparse.Namespace) -> int:
     code = found.run()
     print(f"cityunit {__version__} doctor")
     print(report(found))
+    if any(f.what == "board" for f in found.findings):
+        return code  # off a Pi: nothing here to fix, and no wiring to test
     if args.interactive:
         return _wiring_test(args, found, factory)
     print(
