@@ -27,7 +27,8 @@ def sim(*args: str, env: dict[str, str] | None = None, code: str = "") -> tuple[
 
 REFUSED = [
     (["--window"], "no display: use --terminal (or --headless)"),
-    (["--record", "x.gif"], "no display: use --terminal (or --headless)"),
+    (["--record", "x.gif"], "no display: `--demo --record FILE` records the demo without one"),
+    (["--terminal"], "--terminal needs a terminal to draw in; piped, --headless speaks"),
     (["--speed", "0"], "--speed must be above 0"),
     (["--speed", "nan", "--headless"], "--speed must be above 0"),
     (["--speed", "60", "--clock", "virtual"], "--speed runs the real clock faster"),
@@ -71,7 +72,34 @@ def test_without_pygame_the_window_names_the_extra_to_install(mode: str) -> None
     code, out = sim(
         mode, env={"SDL_VIDEODRIVER": "dummy"}, code="import sys; sys.modules['pygame'] = None"
     )
-    assert (code, out) == (2, "cityunit sim: install the sim extra: pip install -e '.[sim]'\n")
+    hint = "pip install -e '.[sim]' in the checkout (python3 bootstrap.py sim does it)"
+    assert (code, out) == (2, f"cityunit sim: the window needs pygame: {hint}\n")
+
+
+def test_without_pygame_at_a_terminal_the_simulator_runs_in_it() -> None:
+    """The window was chosen because there is a display, not asked for: without the sim
+    extra, the terminal is the next best (it used to refuse and stop)."""
+    import pty
+    import signal
+
+    main, terminal = pty.openpty()
+    environ = {k: v for k, v in os.environ.items() if k not in NO_SCREEN} | {"DISPLAY": ":99"}
+    code = "import sys; sys.modules['pygame'] = None; import runpy; "
+    code += "runpy.run_module('cityunit', run_name='__main__')"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, "sim"], env=environ, stdin=terminal, stdout=terminal,
+        stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    os.close(terminal)
+    try:
+        assert proc.stderr is not None
+        said = proc.stderr.readline()
+        assert said.startswith("cityunit sim: no window without pygame (pip install -e"), said
+        assert said.rstrip().endswith("): in the terminal")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+        os.close(main)
 
 
 def test_a_video_driver_set_on_purpose_is_tried_and_its_failure_told() -> None:

@@ -8,6 +8,7 @@ import os
 import random
 import signal
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cityunit import __version__
@@ -54,6 +55,11 @@ def sim(args: argparse.Namespace) -> int:
     from cityunit_sim.clock import HandClock
 
     mode = _sim_mode(args)
+    if mode == "window" and not _has_pygame():
+        instead = _without_pygame(args)
+        if instead is None:
+            return 2
+        mode = instead
     virtual = args.clock == "virtual" or args.demo
     shown = mode != "headless"
     folder = None if args.record is None else args.record.resolve().parent
@@ -70,17 +76,14 @@ def sim(args: argparse.Namespace) -> int:
          f"--record: cannot write in {folder}"),
         (mode == "window" and not args.demo and not has_display()
          and not os.environ.get("SDL_VIDEODRIVER"),
-         "no display: use --terminal (or --headless)"),
+         "no display: `--demo --record FILE` records the demo without one"
+         if args.record is not None else "no display: use --terminal (or --headless)"),
+        (mode == "terminal" and not (sys.stdin.isatty() and sys.stdout.isatty()),
+         "--terminal needs a terminal to draw in; piped, --headless speaks the protocol"),
     )  # fmt: skip
     for refused, why in refusals:
         if refused:
             print(f"cityunit sim: {why}", file=sys.stderr)
-            return 2
-    if mode == "window":
-        try:
-            import pygame  # noqa: F401
-        except ImportError:
-            print("cityunit sim: install the sim extra: pip install -e '.[sim]'", file=sys.stderr)
             return 2
     speed = 1.0 if args.speed is None else args.speed
     # Hands keep real time in the window and the terminal; the protocol's is the unit's.
@@ -151,3 +154,31 @@ def _headless(board: SimBoard, console: str) -> int:
         print(link.path, flush=True)
     runtime.run(ready=Notifier().ready)  # under systemd or a bench: the first frame is up
     return 0
+
+
+def _has_pygame() -> bool:
+    try:
+        import pygame  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _without_pygame(args: argparse.Namespace) -> str | None:
+    """The window needs the sim extra (pygame): where it is missing, the terminal instead
+    if the window was not asked for by name and there is a terminal; else None, after a
+    line saying how to install the extra, for the way cityunit was installed."""
+    import cityunit
+
+    checkout = Path(cityunit.__file__).resolve().parents[2] / "pyproject.toml"
+    how = (
+        "pip install -e '.[sim]' in the checkout (python3 bootstrap.py sim does it)"
+        if checkout.exists()
+        else "pip install 'cityunit[sim]'"
+    )
+    asked = args.window or args.demo or args.record is not None
+    if not asked and sys.stdin.isatty() and sys.stdout.isatty():
+        print(f"cityunit sim: no window without pygame ({how}): in the terminal", file=sys.stderr)
+        return "terminal"
+    print(f"cityunit sim: the window needs pygame: {how}", file=sys.stderr)
+    return None
