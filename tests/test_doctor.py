@@ -199,7 +199,8 @@ def test_a_running_service_holds_the_channels_and_doctor_claims_nothing(
     assert kernel.applied == {} and kernel.refused == [], "the service's channels untouched"
 
 
-START = "INFO cityunit: cityunit 0.1.0 running (/etc/cityunit/config.toml); PWM hardware for "
+START = "INFO cityunit: cityunit 0.1.0 running with /etc/cityunit/config.toml; PWM hardware for: "
+BEFORE = "INFO cityunit: cityunit 0.1.0 running (/etc/cityunit/config.toml); PWM hardware for "
 
 
 @pytest.mark.parametrize(
@@ -211,7 +212,7 @@ START = "INFO cityunit: cityunit 0.1.0 running (/etc/cityunit/config.toml); PWM 
             "hardware for the buzzer (GPIO18, pwmchip0 channel 0) and the led (GPIO13, pwmchip0 channel 1) (the running service)",
         ),
         (
-            START + "none: software PWM",
+            START + "none (software PWM for the buzzer and LED)",
             WARN,
             "the running service plays the buzzer (GPIO18, pwmchip0 channel 0) and the led (GPIO13, pwmchip0 channel 1) in software",
         ),
@@ -222,10 +223,15 @@ START = "INFO cityunit: cityunit 0.1.0 running (/etc/cityunit/config.toml); PWM 
             "plays the buzzer (GPIO18, pwmchip0 channel 0) in software",
         ),
         (
-            START + "none: software PWM\n" + START + "buzzer, led",
+            START + "none (software PWM for the buzzer and LED)\n" + START + "buzzer, led",
             OK,
             "hardware for the buzzer",
         ),  # the latest start counts
+        (
+            BEFORE + "none: software PWM\n" + BEFORE + "buzzer, led",
+            OK,
+            "hardware for the buzzer",
+        ),  # a journal from before the log's wording changed
     ],
 )
 def test_with_the_service_running_doctor_says_what_its_log_says(

@@ -148,6 +148,8 @@ def test_cityunit_run_on_mock_pins_answers_sigterm_and_exits_0(tmp_path: Path) -
     assert proc.finish() == 0
     log = "".join(proc.log)
     assert "Traceback" not in log and "stopped: LED off, buzzer silent, screen blank" in log
+    said = f"running with {config}; PWM hardware for: none (software PWM for the buzzer and LED)"
+    assert said in log, "in words (it said 'running ((built-in defaults))', 'for none')"
 
 
 def test_sigterm_right_after_start_always_stops_the_unit(tmp_path: Path) -> None:

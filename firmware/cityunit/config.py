@@ -84,7 +84,7 @@ class Config:
     pins: Pins = dataclasses.field(default_factory=Pins)
     hardware: Hardware = dataclasses.field(default_factory=Hardware)
     system: System = dataclasses.field(default_factory=System)
-    source: str = "(built-in defaults)"
+    source: str = "the built-in defaults"
 
 
 SECTIONS = {"rules": Rules, "pins": Pins, "hardware": Hardware, "system": System}

@@ -9,6 +9,7 @@ from __future__ import annotations
 import errno
 import os
 import platform
+import re
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -59,8 +60,8 @@ def on_hardware(log: str) -> set[str] | None:
     its log; None when the log says nothing of it."""
     parts: set[str] | None = None
     for line in log.splitlines():
-        if "PWM hardware for " in line:
-            listed = line.rsplit("PWM hardware for ", 1)[1].strip()
+        if "PWM hardware for" in line:  # "for: X", or "for X" in a journal from before
+            listed = re.split(r"PWM hardware for:? ", line)[-1].strip()
             parts = set() if listed.startswith("none") else set(listed.split(", "))
         elif parts is not None and ": hardware PWM failed" in line:
             parts.discard(line.split(": hardware PWM failed")[0].split()[-1])

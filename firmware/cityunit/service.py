@@ -81,8 +81,10 @@ def _serve(args: argparse.Namespace, config: Config, clock: Clock, inbox: Inbox)
     with board:
         board.serve_console()
         board.reread_on_reload(args.config)
-        pwm = ", ".join(board.parts.hardware_pwm) or "none: software PWM"
-        log.info("cityunit %s running (%s); PWM hardware for %s", __version__, config.source, pwm)
+        pwm = ", ".join(board.parts.hardware_pwm) or "none (software PWM for the buzzer and LED)"
+        log.info(
+            "cityunit %s running with %s; PWM hardware for: %s", __version__, config.source, pwm
+        )
         board.runtime.run(ready=notifier.ready)
         notifier.stopping()
     return 0

@@ -114,7 +114,7 @@ def test_after_a_reboot_the_service_plays_on_the_pis_devices(pi: VirtualPi) -> N
     journal = until("the service said which outputs are on the PWM hardware",
                     lambda: "PWM hardware for" in (j := pi.journal()) and j)  # fmt: skip
     assert "unavailable" not in journal and "software PWM" not in journal, journal
-    assert "PWM hardware for buzzer, led" in journal, journal
+    assert "PWM hardware for: buzzer, led" in journal, journal
     fresh = pi.run("cat /sys/class/pwm/pwmchip0/pwm0/period /sys/class/pwm/pwmchip0/pwm1/period")
     assert fresh.stdout.split() == ["0", "0"], "on channels exported fresh on this boot"
 
