@@ -53,7 +53,7 @@ def check_terminal(board: SimBoard) -> None:
     assert term.key(" ")
     board.runtime.pump()
     text = "\n".join(term.lines())
-    assert "switch ON" in text and "mode idle" in text and "hour.start hour=1" in text
+    assert "switch ON" in text and "mode idle" in text and "hour.start 1" in text
     assert "♪ 2093 Hz" in text, "the power-on tune is playing"
     term.hold(("auction",), 0)
     board.runtime.pump()
@@ -110,7 +110,7 @@ def test_the_curses_ui_runs_in_a_pty_and_takes_keys() -> None:
         os.write(master, b" ")
         read_screen(master, screen, stream, "mode idle")
         os.write(master, b"b")
-        text = read_screen(master, screen, stream, "permit value=")
+        text = read_screen(master, screen, stream, "  permit ")
         assert "⣿" in text, "the OLED drawn in braille"
         assert "LED" in text and "buzzer" in text
 
@@ -164,3 +164,20 @@ def test_at_speed_60_a_tap_is_a_tap_and_a_long_press_a_real_1_5_s() -> None:
         before = board.clock.now_ms()
         wait(1_000)
         assert board.clock.now_ms() - before == 60_000, "and the game runs at x60 again"
+
+
+def test_the_event_log_speaks_words_not_python() -> None:
+    """It said `on=True`, `stopped=False`, `hz=None`."""
+    from cityunit.events import Event, EventKind
+    from cityunit_sim.board import event_line
+
+    said = {
+        (EventKind.POWER, (("on", True),)): "power on",
+        (EventKind.AUCTION_END, (("stopped", False),)): "auction.end not stopped",
+        (EventKind.TONE, (("hz", None),)): "tone silent",
+        (EventKind.HOUR_WARNING, (("remaining_ms", 30_000),)): "hour.warning 30 s left",
+        (EventKind.PERMIT, (("value", "station"),)): "permit station",
+        (EventKind.FAULT, (("part", "display"), ("detail", "back"))): "fault display (back)",
+    }
+    for (kind, data), words in said.items():
+        assert event_line(Event(61_500, kind, dict(data))) == f"     61.5 s  {words}"

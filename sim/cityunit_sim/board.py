@@ -27,9 +27,30 @@ from cityunit_sim.clock import HandClock
 
 
 def event_line(event: Event) -> str:
-    """An event for the simulator's log pane: '   12.3 s  auction.end stopped=False'."""
-    extra = " ".join(f"{k}={v}" for k, v in event.data.items())
-    return f"{event.t_ms / 1000:9.1f} s  {event.event} {extra}".rstrip()
+    """An event for the simulator's log pane, in words: '   12.3 s  auction.end not
+    stopped', '    0.0 s  power on', '    5.1 s  tone 2093 Hz'."""
+    words = " ".join(_said(key, value) for key, value in event.data.items())
+    return f"{event.t_ms / 1000:9.1f} s  {event.event} {words}".rstrip()
+
+
+PLAIN = {"value", "level", "hour", "part", "name", "count"}  # said by their value alone
+
+
+def _said(key: str, value: object) -> str:
+    """One field as a person says it: on/off for the switch, a flag by its name (or "not"
+    it), times in seconds, a tone in Hz, a detail in brackets, the rest by value."""
+    name = key.replace("_", " ")
+    if key == "on" and isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, bool):
+        return name if value else f"not {name}"
+    if key == "hz":
+        return "silent" if value is None else f"{value} Hz"
+    if key.endswith("_ms") and isinstance(value, int):
+        return f"{value / 1000:g} s {'left' if key == 'remaining_ms' else name[:-3]}"
+    if key == "detail":
+        return f"({value})"
+    return str(value) if key in PLAIN else f"{name} {value}"
 
 
 class Mirror:
