@@ -126,6 +126,20 @@ def test_an_80x24_terminal_shows_the_keys_and_a_tap_is_a_tap_at_speed_60() -> No
         read_screen(master, screen, stream, "auction.start")
 
 
+def test_the_screens_text_is_written_out_and_a_narrow_terminal_told() -> None:
+    """Braille blurred the inverted banners, the menu's footer and GAME OVER's lines; below
+    80 columns the picture was cut off without a word."""
+    with curses_sim(24, 80, "--seed", "2") as (master, screen):
+        stream = pyte.ByteStream(screen)
+        read_screen(master, screen, stream, "screen  (dark)")
+        os.write(master, b" ")
+        read_screen(master, screen, stream, "screen  HOUR 1")
+    with curses_sim(24, 50, "--seed", "2") as (master, screen):
+        stream = pyte.ByteStream(screen)
+        text = read_screen(master, screen, stream, "the screen needs 67")
+        assert text.splitlines()[0].startswith(" 50 columns: the screen needs 67, widen it")
+
+
 def test_a_terminal_without_utf_8_gets_the_same_screen_in_ascii() -> None:
     from cityunit_sim.terminal import ascii_line
 

@@ -22,6 +22,7 @@ from cityunit_sim.board import SimBoard, event_line
 
 TAP_MS, LONG_MS, PAUSE_MS, SHUTDOWN_MS = 100, 2_000, 2_000, 6_000
 EVENTS = 6  # the event pane's lines, where the terminal has room
+WIDE = 67  # columns the picture takes, with its frame (and curses' last column kept free)
 KEYS = "a/b tap · A/B long press · p pause · space switch · X shutdown (OFF) · q quit"
 # Braille cells are 2 dots wide and 4 high; bit of each dot, by (x, y) in the cell.
 DOTS = {(0, 0): 0x01, (0, 1): 0x02, (0, 2): 0x04, (1, 0): 0x08,
@@ -116,9 +117,11 @@ class Terminal:
             self._releases.remove(due)
             self.board.press(due[1], False)
 
-    def lines(self, rows: int = 27) -> list[str]:
+    def lines(self, rows: int = 27, columns: int = 80) -> list[str]:
         """Everything on the terminal, top to bottom, in at most `rows` lines: the events
-        get what the rest leaves (6 at most), and the keys always show."""
+        get what the rest leaves (6 at most), and the keys always show. The screen's text
+        is written out under the picture (braille blurs inverted banners and small
+        print); a terminal narrower than the picture is told so, first."""
         board, snapshot = self.board, self.board.runtime.snapshot  # posted by the loop thread
         led = float(board.pin("led").state or 0.0)
         hz = board.pin("buzzer").frequency if board.config.hardware.buzzer == "passive" else None
@@ -127,8 +130,12 @@ class Terminal:
         now, elapsed = now_ms // 1000, snapshot.clock.elapsed(now_ms) // 1000
         oled = braille(board.oled_image)
         out = ["┌─ MONOPOLY CITY unit " + "─" * 43 + "┐"]
+        if columns < WIDE:
+            out.insert(0, f" {columns} columns: the screen needs {WIDE}, widen it")
         out += [f"│{row}│" for row in oled]
         out.append("└" + "─" * 64 + "┘")
+        text = snapshot.screen.lines(snapshot.language)
+        out.append(f" screen  {' · '.join(text) or '(dark)'}")
         out.append(
             f" LED {led_bar(led)} {led * 100:3.0f}%   buzzer "
             f"{f'♪ {hz:.0f} Hz' if hz else 'silent':<10}   switch {power}"
@@ -169,7 +176,7 @@ class Terminal:
                 self.release_due()
                 screen.erase()
                 height, width = screen.getmaxyx()
-                for y, line in enumerate(self.lines(height)):
+                for y, line in enumerate(self.lines(height, width)):
                     screen.addstr(y, 0, (ascii_line(line) if plain else line)[: width - 1])
                 screen.refresh()
                 try:
