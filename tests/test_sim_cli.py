@@ -47,16 +47,12 @@ REFUSED = [
         "--record: cannot write in /nonexistent/dir",
     ),
     (
-        ["--console", "pty", "--terminal"],
-        "--console speaks the protocol with --headless only, not in the terminal",
-    ),
-    (
-        ["--console", "pty", "--window"],
-        "--console speaks the protocol with --headless only, not in the window",
+        ["--console", "stdio", "--terminal"],
+        "--console stdio is the headless simulator's; beside the terminal, --console pty",
     ),
     (
         ["--console", "stdio", "--demo"],
-        "--console speaks the protocol with --headless only, not in the window",
+        "--console stdio is the headless simulator's; beside the window, --console pty",
     ),
 ]
 
@@ -164,3 +160,30 @@ def test_run_off_a_pi_says_to_use_the_simulator(tmp_path: Path) -> None:
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "cityunit run: no GPIO here" in done.stderr and "use `cityunit sim`" in done.stderr
     assert "warnings.warn" not in done.stderr
+
+
+def test_the_window_and_the_console_together() -> None:
+    """A person watches the window while a script drives it on a pty (issue 22: the window
+    could not serve the console)."""
+    import signal
+
+    from cityunit.client import Client
+
+    environ = {k: v for k, v in os.environ.items() if k not in NO_SCREEN}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cityunit", "sim", "--window", "--console", "pty", "--seed", "1"],
+        env=environ | {"SDL_VIDEODRIVER": "dummy"}, stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        path = proc.stdout.readline().strip()
+        assert path.startswith("/dev/pts/"), path
+        with Client.port(path) as unit:
+            assert not unit.virtual, "the window's hands keep real time"
+            unit.switch(True)
+            unit.press("build")
+            assert unit.state()["mode"] == "permit"
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0

@@ -65,7 +65,8 @@ def _add_sim(sub: Commands) -> None:
     )  # fmt: skip
     sim.add_argument(
         "--console", choices=("stdio", "pty", "none"),
-        help="where to speak the console protocol, headless (default: stdio)",
+        help="where to speak the console protocol (headless default: stdio); pty also beside"
+        " the window or the terminal",
     )  # fmt: skip
     sim.add_argument("--seed", type=int, help="seed the random source (default: random, logged)")
     sim.add_argument("--config", type=Path, help="TOML file (default: built-in defaults)")

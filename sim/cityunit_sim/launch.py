@@ -68,8 +68,8 @@ def sim(args: argparse.Namespace) -> int:
         (args.speed is not None and virtual,
          "--speed runs the real clock faster; the virtual clock moves only when told"),
         (virtual and shown and not args.demo, "--clock virtual needs --headless (or --demo)"),
-        (args.console is not None and shown,
-         f"--console speaks the protocol with --headless only, not in the {mode}"),
+        (args.console == "stdio" and shown,
+         f"--console stdio is the headless simulator's; beside the {mode}, --console pty"),
         (args.record is not None and mode != "window",
          f"--record saves the window (--window or --demo), not the {mode}"),
         (folder is not None and not os.access(folder, os.W_OK),
@@ -119,6 +119,7 @@ def _simulate(
     with board:
         log.info("cityunit %s simulator (%s): %s clock, seed %d", __version__, mode,
                  "virtual" if clock.virtual else "real", seed)  # fmt: skip
+        beside = _pty(board) if mode != "headless" and args.console == "pty" else None
         if mode == "window":
             import pygame
 
@@ -133,12 +134,15 @@ def _simulate(
         if mode == "terminal":
             from cityunit_sim.terminal import Terminal
 
-            return Terminal(board, speed).run()
+            terminal = Terminal(board, speed)
+            if beside is not None:
+                terminal.note(f"console on {beside}")
+            return terminal.run()
         return _headless(board, args.console or "stdio")
 
 
 def _headless(board: SimBoard, console: str) -> int:
-    from cityunit.link import FdLink, PtyLink
+    from cityunit.link import FdLink
     from cityunit.notify import Notifier
 
     runtime = board.runtime
@@ -149,11 +153,21 @@ def _headless(board: SimBoard, console: str) -> int:
                 "type HELP, EVENTS ON, SWITCH ON, PRESS AUCTION ...; Ctrl-D quits", file=sys.stderr
             )
     elif console == "pty":
-        link = PtyLink()
-        board.serve(link, simulator=True)
-        print(link.path, flush=True)
+        _pty(board)
     runtime.run(ready=Notifier().ready)  # under systemd or a bench: the first frame is up
     return 0
+
+
+def _pty(board: SimBoard) -> str:
+    """The console protocol on a pty of its own, its path printed (the first line on
+    stdout): for a script, headless or beside the window or the terminal that a person
+    watches."""
+    from cityunit.link import PtyLink
+
+    link = PtyLink()
+    board.serve(link, simulator=True)
+    print(link.path, flush=True)
+    return link.path
 
 
 def _has_pygame() -> bool:
