@@ -310,3 +310,24 @@ def test_screen_and_edge_are_for_simulators_and_check_their_words() -> None:
     ]
     bad = replies_to(b"EDGE", b"EDGE START LOW", b"EDGE BUILD DOWN", b"SCREEN 1")
     assert [r.split(" ")[:2] for r in bad] == [["ERR", "bad-argument"]] * 4, bad
+
+
+def test_fault_breaks_the_simulators_display_and_the_unit_reacts_as_on_a_pi() -> None:
+    """Lost, tried again every second (the loop's own deadlines run inside ADVANCE), back."""
+    out: list[str] = []
+    with SimBoard(Config(), VirtualClock(), seed=1, observed=False) as board:
+        session = Session(board.runtime, out.append, simulator=True)
+        for line in (b"EVENTS ON", b"SWITCH ON", b"FAULT DISPLAY GONE", b"ADVANCE 3500"):
+            session.receive(line)
+        for line in (b"FAULT DISPLAY BACK", b"ADVANCE 2000", b"FAULT BUS 2", b"FAULT DISPLAY"):
+            session.receive(line)
+        assert out[-1].startswith("ERR bad-argument expected DISPLAY GONE|BACK or BUS")
+    faults = [json.loads(line[4:]) for line in out if '"fault"' in line]
+    found = [(f["t_ms"], f["detail"][:4]) for f in faults]
+    assert found == [(0, "lost"), (4000, "back"), (5500, "lost")], "the bus's errors: the last"
+
+
+def test_fault_is_for_simulators() -> None:
+    assert replies_to(b"FAULT DISPLAY GONE", simulator=False) == [
+        "ERR not-allowed FAULT is for the simulator only"
+    ]

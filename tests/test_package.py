@@ -49,6 +49,11 @@ def test_the_screen_and_raw_edges(cityunit):
     cityunit.advance(10)
     assert len(cityunit.named("auction.start")) == 1, "the chatter was one press"
     assert cityunit.screen().getbbox() is not None
+    cityunit.fault("display", "gone")
+    lost = cityunit.wait_for("fault", within_ms=2_000, part="display")
+    assert lost["detail"].startswith("lost"), lost
+    cityunit.fault("display", "back")
+    assert cityunit.wait_for("fault", within_ms=5_000, detail="back")["part"] == "display"
 """
 
 

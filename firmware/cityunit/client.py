@@ -222,6 +222,11 @@ class Client:
         'low': closed, 'high': open), debounced by the unit as a real contact's edge."""
         self.ok(f"EDGE {contact} {level}")
 
+    def fault(self, *words: str) -> None:
+        """Simulator only: a part broken or mended on purpose (FAULT): `fault("display",
+        "gone")`, `("display", "back")`, `("bus", "3")` (its next 3 writes fail)."""
+        self.ok("FAULT " + " ".join(words))
+
     def seed(self, seed: int) -> None:
         """Simulator only: reseed what picks auction lengths and permit draws."""
         self.ok(f"SEED {seed}")

@@ -20,7 +20,7 @@ from cityunit.events import Event, EventKind
 from cityunit.gestures import Button
 from cityunit.runtime import Runtime
 
-PROTOCOL = "1.2"  # 1.1 added PROTOCOL and RESET to version 1; 1.2, SCREEN and EDGE
+PROTOCOL = "1.2"  # 1.1 added PROTOCOL and RESET to version 1; 1.2, SCREEN, EDGE, FAULT
 MAX_LINE = 256
 MAX_HOLD_MS = 600_000
 MAX_ADVANCE_MS = 7 * 24 * 3_600_000
@@ -155,6 +155,7 @@ class Session:
             "RESET": self._reset,
             "SCREEN": self._screen,
             "EDGE": self._edge,
+            "FAULT": self._fault,
         }
 
     def close(self) -> int:
@@ -307,8 +308,7 @@ class Session:
     def _advance_by(self, ms: int) -> None:
         clock = self.runtime.clock
         assert isinstance(clock, VirtualClock)
-        clock.set_ms(clock.now_ms() + ms)
-        self.runtime.unit.advance(clock.now_ms())
+        self.runtime.advance_to(clock.now_ms() + ms, clock)
         self.runtime.deliver()
         if self.runtime.saver is not None:  # the OK means kept: a kill after it loses only
             self.runtime.saver.flush()  # what a real unit would (under one save's 5 s)
@@ -370,6 +370,18 @@ class Session:
             raise CommandError("bad-argument", "expected LOW (closed: pressed, ON) or HIGH")
         unit = self.runtime.unit
         unit.edge(contact, level == "LOW", unit.now, self._present)
+        return "OK"
+
+    def _fault(self, args: list[str]) -> str:
+        """A part broken (or mended) on purpose, for the unit's own reaction to be seen."""
+        self._simulator_only("FAULT")
+        inject = self.runtime.inject_fault
+        if inject is None:
+            raise CommandError("not-allowed", "this simulator has no part to break")
+        try:
+            inject([_lower(word) for word in args])
+        except ValueError as e:
+            raise CommandError("bad-argument", str(e)) from None
         return "OK"
 
     def _seed(self, args: list[str]) -> str:

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from cityunit import store
-from cityunit.clock import Clock
+from cityunit.clock import Clock, VirtualClock
 from cityunit.display import Display
 from cityunit.events import OUTPUT_CHANGES, Event
 from cityunit.inbox import Inbox, Input, Reload, Stop, Work
@@ -70,6 +70,8 @@ class Runtime:
         self._heartbeat_due: int | None = None if heartbeat is None else clock.now_ms()
         self._status = status  # told a line such as "hour 2, auction" on each change
         self.on_reload: Callable[[], None] | None = None  # what a Reload does
+        # A simulator's: FAULT's words to a part it breaks (ValueError: words it refuses).
+        self.inject_fault: Callable[[list[str]], None] | None = None
 
     # ----- who is told (loop thread) -----------------------------------------------------
 
@@ -147,9 +149,22 @@ class Runtime:
             self.unit.next_deadline(),
             self._later[0][0] if self._later else None,
             self._heartbeat_due,
-            None if self.display is None else self.display.retry_at,
+            self._retry_at(),
         ]
         return min((d for d in deadlines if d is not None), default=None)
+
+    def advance_to(self, t: int, clock: VirtualClock) -> None:
+        """On the virtual clock: every deadline up to `t`, in order. The core's run inside
+        its advance; the loop's own (a display's next try, after a fault) each get a step
+        at their time, as the real clock would give them."""
+        while (retry := self._retry_at()) is not None and retry <= t:
+            clock.set_ms(max(retry, clock.now_ms()))
+            self.step()
+        clock.set_ms(t)
+        self.unit.advance(t)
+
+    def _retry_at(self) -> int | None:
+        return None if self.display is None else self.display.retry_at
 
     def step(self) -> None:
         """Bring the core up to now and make the world follow it."""

@@ -8,6 +8,8 @@ states) and a luma `dummy` device holding the exact image an OLED would get.
 from __future__ import annotations
 
 import contextlib
+import errno
+from functools import partial
 from pathlib import Path
 
 from gpiozero.pins.mock import MockPWMPin
@@ -18,6 +20,7 @@ from cityunit import store
 from cityunit.board import Board
 from cityunit.clock import Clock
 from cityunit.config import Config
+from cityunit.display import Display
 from cityunit.events import Event
 from cityunit.inbox import Inbox
 from cityunit.modes.menu import Menu
@@ -51,6 +54,37 @@ def _said(key: str, value: object) -> str:
     if key == "detail":
         return f"({value})"
     return str(value) if key in PLAIN else f"{name} {value}"
+
+
+class Glass:
+    """The simulator's panel as a tester breaks it (FAULT): gone, or failing its next
+    writes, as a real bus fails (OSError EREMOTEIO, errno 121); else the mirror's (or
+    nothing, headless)."""
+
+    def __init__(self, mirror: Mirror | None) -> None:
+        self.mirror = mirror
+        self.gone = False
+        self.failing = 0  # writes still to fail
+
+    def _bus(self) -> None:
+        if self.gone or self.failing:
+            self.failing = max(0, self.failing - 1)
+            raise OSError(errno.EREMOTEIO, "Remote I/O error")
+
+    def start(self) -> None:
+        self._bus()
+
+    def display(self, image: Image.Image) -> None:
+        self._bus()
+        if self.mirror is not None:
+            self.mirror.display(image)
+
+    def blank(self) -> None:
+        if self.mirror is not None:
+            self.mirror.blank()
+
+    def close(self) -> None:
+        """Nothing held."""
 
 
 class Mirror:
@@ -111,10 +145,12 @@ class SimBoard(Board):
             switch = self.factory.pin(config.pins.power, pin_class=SwitchPin)
             switch.on = True
         self.oled = Mirror() if observed else None
+        self.glass = Glass(self.oled)
         super().__init__(
-            config, clock, pin_factory=self.factory, panel=self.oled, seed=seed,
-            state_dir=state_dir, inbox=inbox,
+            config, clock, pin_factory=self.factory, panel=self.glass if observed else None,
+            seed=seed, state_dir=state_dir, inbox=inbox,
         )  # fmt: skip
+        self.runtime.inject_fault = self._inject
         self.hands = clock if isinstance(clock, HandClock) else None
         if self.hands is not None:
             self.runtime.on_step(self._menu_in_real_time)
@@ -135,6 +171,23 @@ class SimBoard(Board):
             self.hands.handled(part, down)
         pin = self.pin(part)
         pin.drive_low() if down else pin.drive_high()  # buttons pull the pin low
+
+    def _inject(self, words: list[str]) -> None:
+        """FAULT's words (loop thread): DISPLAY GONE or BACK, BUS <n> (its next n writes
+        fail). Headless, the glass gets a Display of its own the first time, which from
+        then on draws each screen as the Pi's would."""
+        match words:
+            case ["display", "gone" | "back" as state]:
+                self.glass.gone = state == "gone"
+            case ["bus", count] if count.isascii() and count.isdigit() and int(count) <= 10**6:
+                self.glass.failing = int(count)
+            case _:
+                raise ValueError("expected DISPLAY GONE|BACK or BUS <writes>")
+        if self.runtime.display is None:
+            self.display = self.runtime.display = Display(
+                self.glass, partial(self.runtime.fault, "display"), self.clock.now_ms
+            )
+            self._opened.callback(self.display.close)
 
     def _menu_in_real_time(self) -> None:
         """(The loop's thread, after each step, so its next sleep is at the new rate.)"""
