@@ -47,7 +47,55 @@ class ProtocolError(Exception):
         super().__init__(f"{command!r} -> {reply!r}")
 
 
-class Client:
+class _SimulatorCommands:
+    """The commands only a simulator answers (a real unit refuses them: ERR not-allowed):
+    SEED, and protocol 1.2's SCREEN, EDGE and FAULT."""
+
+    def ok(self, line: str, timeout_s: float = REPLY_TIMEOUT_S) -> str:
+        raise NotImplementedError  # the Client's
+
+    def send(self, line: str, timeout_s: float = REPLY_TIMEOUT_S) -> str:
+        raise NotImplementedError  # the Client's
+
+    def edge(self, contact: str, level: str) -> None:
+        """Simulator only: a raw level on a contact's pin ('auction', 'build' or 'power';
+        'low': closed, 'high': open), debounced by the unit as a real contact's edge."""
+        self.ok(f"EDGE {contact} {level}")
+
+    def fault(self, *words: str) -> None:
+        """Simulator only: a part broken or mended on purpose (FAULT): `fault("display",
+        "gone")`, `("display", "back")`, `("bus", "3")` (its next 3 writes fail)."""
+        self.ok("FAULT " + " ".join(words))
+
+    def seed(self, seed: int) -> None:
+        """Simulator only: reseed what picks auction lengths and permit draws."""
+        self.ok(f"SEED {seed}")
+
+    def _asked_simulator(self) -> bool | None:
+        """SCREEN (protocol 1.2, read-only) is answered by a simulator, refused by a real
+        unit; a unit of an older protocol knows no SCREEN, and `fresh()` tells then."""
+        reply = self.send("SCREEN")
+        if reply.startswith("ERR unknown-command"):
+            return None
+        return not reply.startswith("ERR not-allowed")
+
+    def screen(self) -> Image.Image:
+        """The picture the unit draws now (SCREEN, simulator only): a 1-bit PIL image."""
+        from PIL import Image
+
+        size, data = self.ok("SCREEN").split(" ")
+        width, height = map(int, size.split("x"))
+        return Image.frombytes("1", (width, height), base64.b64decode(data))
+
+    def assert_screen(self, golden: Path | str) -> None:
+        """The unit's picture is the PNG `golden`, pixel for pixel (`picture.check`: on a
+        difference the actual picture and the difference are written beside it)."""
+        from cityunit import picture
+
+        picture.check(self.screen(), Path(golden))
+
+
+class Client(_SimulatorCommands):
     """One console connection. Use `Client.simulator(...)` or `Client.port(...)`, as a
     context manager (leaving it closes the connection and ends a simulator)."""
 
@@ -216,43 +264,6 @@ class Client:
     def advance(self, ms: int) -> None:
         """Virtual clock only: run every deadline up to `ms` from now."""
         self.ok(f"ADVANCE {ms}")
-
-    def edge(self, contact: str, level: str) -> None:
-        """Simulator only: a raw level on a contact's pin ('auction', 'build' or 'power';
-        'low': closed, 'high': open), debounced by the unit as a real contact's edge."""
-        self.ok(f"EDGE {contact} {level}")
-
-    def fault(self, *words: str) -> None:
-        """Simulator only: a part broken or mended on purpose (FAULT): `fault("display",
-        "gone")`, `("display", "back")`, `("bus", "3")` (its next 3 writes fail)."""
-        self.ok("FAULT " + " ".join(words))
-
-    def seed(self, seed: int) -> None:
-        """Simulator only: reseed what picks auction lengths and permit draws."""
-        self.ok(f"SEED {seed}")
-
-    def _asked_simulator(self) -> bool | None:
-        """SCREEN (protocol 1.2, read-only) is answered by a simulator, refused by a real
-        unit; a unit of an older protocol knows no SCREEN, and `fresh()` tells then."""
-        reply = self.send("SCREEN")
-        if reply.startswith("ERR unknown-command"):
-            return None
-        return not reply.startswith("ERR not-allowed")
-
-    def screen(self) -> Image.Image:
-        """The picture the unit draws now (SCREEN, simulator only): a 1-bit PIL image."""
-        from PIL import Image
-
-        size, data = self.ok("SCREEN").split(" ")
-        width, height = map(int, size.split("x"))
-        return Image.frombytes("1", (width, height), base64.b64decode(data))
-
-    def assert_screen(self, golden: Path | str) -> None:
-        """The unit's picture is the PNG `golden`, pixel for pixel (`picture.check`: on a
-        difference the actual picture and the difference are written beside it)."""
-        from cityunit import picture
-
-        picture.check(self.screen(), Path(golden))
 
     def _sync(self) -> None:
         """Skip what is not an answer to us: a serial line may hold what an earlier client
