@@ -296,7 +296,7 @@ def svg_line(
 
 def wiring_svg() -> str:
     """The wires as they go on the header, seen from above: plain SVG, nothing to install."""
-    pitch, top, cx, reach = 26, 78, 450, 200
+    pitch, top, cx, reach = 26, 92, 450, 200  # the header starts below the titles (y 62)
     ends: dict[int, list[tuple[dict, str]]] = {}
     for part in [*PARTS.values(), SPI]:
         for pin, _, end in wires(part):

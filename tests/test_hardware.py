@@ -220,3 +220,14 @@ def test_the_outputs_really_move_their_pins(part: str) -> None:
     with Parts(config, lambda name, level: None, factory) as parts:
         assert WiringTest(config, parts, ask=person).run() == 0
     assert any(seen), f"the {part} pin never went up"
+
+
+def test_the_wiring_pictures_header_clears_its_titles() -> None:
+    """The header's dark board started at y 61 and covered the subtitle (baseline 62)."""
+    import re
+
+    svg = (ROOT / "hardware/wiring.svg").read_text()
+    titles = [float(y) for y in re.findall(r'<text x="450" y="([\d.]+)" text-anchor="middle"', svg)]
+    board = re.search(r'<rect x="[\d.]+" y="([\d.]+)" width="56"', svg)
+    assert titles and board is not None
+    assert float(board[1]) >= max(titles) + 8, (titles, board[1])
