@@ -216,3 +216,37 @@ def test_tones_start_and_stop_on_the_mixer() -> None:
     speaker.on_event(Event(12, EventKind.TONE, {"hz": None}))
     assert not speaker.channel.get_busy()
     pygame.mixer.quit()
+
+
+def test_docs_demo_gif_is_what_the_readmes_command_makes_now(tmp_path: Path) -> None:
+    """The GIF at the top of the README had drifted from the window's drawing: made again
+    by the README's own command, frame by frame, it must be the committed one."""
+    import re
+    import shlex
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    found = re.search(r"`python3 bootstrap\.py sim (--demo [^`]*--record docs/demo\.gif)`",
+                      (root / "README.md").read_text())  # fmt: skip
+    assert found, "README says how docs/demo.gif is made"
+    args = shlex.split(found[1].replace("docs/demo.gif", str(tmp_path / "demo.gif")))
+    environ = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+    subprocess.run(
+        [sys.executable, "-m", "cityunit", "sim", *args], env=environ | {"SDL_VIDEODRIVER": "dummy"},
+        check=True, capture_output=True, timeout=120,
+    )  # fmt: skip
+
+    def frames(path: Path) -> list[tuple[bytes, int]]:
+        with Image.open(path) as gif:
+            out = []
+            for index in range(gif.n_frames):
+                gif.seek(index)
+                out.append((gif.convert("RGB").tobytes(), gif.info.get("duration", 0)))
+            return out
+
+    made, kept = frames(tmp_path / "demo.gif"), frames(root / "docs" / "demo.gif")
+    assert len(made) == len(kept) and made == kept, (
+        f"docs/demo.gif is out of date ({len(kept)} frames; the window makes {len(made)}):"
+        f" python3 bootstrap.py sim {found[1]}"
+    )
