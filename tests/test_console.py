@@ -331,3 +331,38 @@ def test_fault_is_for_simulators() -> None:
     assert replies_to(b"FAULT DISPLAY GONE", simulator=False) == [
         "ERR not-allowed FAULT is for the simulator only"
     ]
+
+
+PROTOCOL_1_2 = st.one_of(
+    st.tuples(st.sampled_from(["AUCTION", "BUILD", "POWER", "auction", "LEFT"]),
+              st.sampled_from(["LOW", "HIGH", "low", "MID"])).map(lambda w: f"EDGE {w[0]} {w[1]}"),
+    st.integers(0, 90_000).map(lambda ms: f"ADVANCE {ms}"),
+    st.just("SCREEN"),
+    st.sampled_from(["FAULT DISPLAY GONE", "FAULT DISPLAY BACK", "FAULT BUS 3", "FAULT BUS x",
+                     "FAULT", "FAULT DISPLAY", "SWITCH ON", "PRESS BUILD"]),
+)  # fmt: skip
+
+
+@settings(max_examples=60, deadline=None)
+@given(lines=st.lists(PROTOCOL_1_2, min_size=1, max_size=40))
+def test_protocol_1_2_answers_every_line_and_screen_is_the_unit_s_picture(lines: list[str]) -> None:
+    """Whatever the order: one reply a line, never a traceback, and each SCREEN the picture
+    of the screen the unit is on at that moment."""
+    import base64
+
+    from cityunit.render import render
+
+    out: list[str] = []
+    with SimBoard(Config(), VirtualClock(), seed=1, observed=False) as board:
+        session = Session(board.runtime, out.append, simulator=True)
+        for line in lines:
+            before = len([r for r in out if not r.startswith("EVT ")])
+            session.receive(line.encode())
+            replies = [r for r in out if not r.startswith("EVT ")]
+            assert len(replies) == before + 1, (line, replies[before:])
+            reply = replies[-1]
+            assert reply.startswith(("OK", "ERR bad-argument")), (line, reply)
+            if line == "SCREEN":
+                snapshot = board.unit.snapshot()
+                drawn = render(snapshot.screen, snapshot.language).tobytes()
+                assert base64.b64decode(reply.split(" ")[2]) == drawn
