@@ -78,12 +78,13 @@ class Served:
         self._stopping = False
         self._written = False  # the writer has sent all it will
         # The reader, held off, waits for a change of the counts or the client's leaving:
-        # `_notify` also pokes this pipe, which the reader polls beside the link's
-        # hang-up descriptor, and closes when it ends (pokes stop then, under _cond).
+        # while it does (`_held`), `_notify` also pokes this pipe, which the reader polls
+        # beside the link's hang-up descriptor; no system call otherwise. The reader
+        # closes the pipe when it ends.
         self._poke_r, self._poke_w = os.pipe()
         for fd in (self._poke_r, self._poke_w):
             os.set_blocking(fd, False)
-        self._reading = True
+        self._held = False
         # The loop thread's own: the batch being made, and events a client fell behind on.
         self._batch: list[str] = []
         self._batch_replies = self._batch_events = 0
@@ -198,7 +199,7 @@ class Served:
     def _notify(self) -> None:
         """The shared counts changed (holding _cond): every waiter looks again."""
         self._cond.notify_all()
-        if self._reading:
+        if self._held:
             with contextlib.suppress(BlockingIOError):  # full: a poke is waiting already
                 os.write(self._poke_w, b"\0")
 
@@ -218,7 +219,7 @@ class Served:
             self._read_lines()
         finally:
             with self._cond:
-                self._reading = False
+                self._held = False
                 os.close(self._poke_r)
                 os.close(self._poke_w)
 
@@ -257,11 +258,13 @@ class Served:
         descriptor too."""
         while True:
             with self._cond:
+                self._held = False
                 if self._stopping:
                     return None
                 if self._in_flight < IN_FLIGHT:
                     self._in_flight += 1
                     return True
+                self._held = True  # from here, a change pokes the pipe
             if self._client_left():
                 return False
 
