@@ -200,8 +200,9 @@ class Runtime:
         """Events to their listeners, a shutdown to run, a game to save."""
         unit = self.unit
         effects = unit.drain()
+        listeners = tuple(self._listeners)  # once a batch: one leaving skips nobody
         for event in effects.events:
-            for listener in tuple(self._listeners):
+            for listener in listeners:
                 listener(event)
         if effects.shutdown:
             self._power_off()
