@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,7 +18,7 @@ from cityunit.render import HEIGHT, WIDTH
 from cityunit_sim.board import SimBoard
 from cityunit_sim.clock import HandClock
 from cityunit_sim.sound import Speaker
-from cityunit_sim.view import BODY, BUTTONS, CENTER, RADIUS, SCALE, SIZE, SWITCH, TONE_AT, UnitView
+from cityunit_sim.view import BUTTONS, LID, CENTER, RADIUS, SCALE, SIZE, SWITCH, TONE_AT, UnitView
 from cityunit_sim.window import Window, fit, run_demo
 from fakes import RealTime
 
@@ -157,7 +158,7 @@ def test_the_window_opens_to_fit_the_screen_and_scales_when_resized(play: Play) 
     assert play.board.runtime.snapshot.mode == "permit", "clicks land on the scaled buttons"
     screen = pygame.display.get_surface()
     assert screen.get_size() == (900, 400) and play.window.placed() == (290, 0, 320, 400)
-    assert tuple(screen.get_at((450, 205)))[:3] == BODY, "(320, 410) drawn, at half size"
+    assert tuple(screen.get_at((450, 205)))[:3] == LID, "(320, 410) drawn, at half size"
     assert tuple(screen.get_at((10, 200)))[:3] == tuple(screen.get_at((890, 200)))[:3]
 
 
@@ -246,7 +247,45 @@ def test_docs_demo_gif_is_what_the_readmes_command_makes_now(tmp_path: Path) -> 
             return out
 
     made, kept = frames(tmp_path / "demo.gif"), frames(root / "docs" / "demo.gif")
-    assert len(made) == len(kept) and made == kept, (
+    same = made == kept  # (not in the assert: pytest would print every frame's bytes)
+    assert same, (
         f"docs/demo.gif is out of date ({len(kept)} frames; the window makes {len(made)}):"
         f" python3 bootstrap.py sim {found[1]}"
     )
+
+
+def test_the_window_draws_the_case_as_printed() -> None:
+    """The window drew a cream lid with the switch on its face; the case a maker prints
+    (hardware/enclosure/cityunit.scad) has a red lid and the switch in the side wall. The
+    drawing's places and colours are the model's."""
+    import re
+
+    from cityunit_sim import view
+
+    scad = (Path(__file__).resolve().parents[1] / "hardware/enclosure/cityunit.scad").read_text()
+
+    def value(name: str) -> object:
+        found = re.search(rf"^{name}\s*=\s*([^;]+);", scad, re.M)
+        assert found, name
+        return eval(found[1].replace("[", "(").replace("]", ")"))  # numbers and lists only
+
+    assert value("diameter") == view.DIAMETER_MM
+    assert value("buttons") == (view.BUTTONS_MM["auction"], view.BUTTONS_MM["build"])
+    assert "AUCTION left, BUILD right" in scad
+    assert (value("led_at"), value("led_d")) == (view.LED_MM, view.LED_D_MM)
+    assert value("buzzer_at") == view.BUZZER_MM and "rotate(a)\n            translate([3.5, 0, 0]) cylinder(h = lid_t + 2, d = 2)" in scad
+    assert value("oled_y") + 1.5 == view.OLED_MM and "1.5, 1.8]" in scad  # O[10]
+    assert value("bosses") == view.SCREWS_DEG
+    assert value("diameter") / 2 - value("wall") - 3.5 == view.SCREW_MM
+    assert "translate([-r - 1, 0, switch_z]) rotate([0, 90, 0])" in scad, "-x wall, y = 0"
+    assert 'color("firebrick") thing("lid")' in scad and view.LID == (178, 34, 34)
+    assert 'color("dimgray") toggle()' in scad and view.PART == (105, 105, 105)
+    with Play() as p:
+        p.wait(0)
+        lid = p.pixel(view.at((0, -15)))
+        assert lid == view.LID, "the lid is red"
+        switch = view.SWITCH.center
+        assert math.dist(switch, view.CENTER) > view.RADIUS, "the switch is out of the wall"
+        assert p.pixel((view.WALL_X - 3, view.CENTER[1])) == view.PART, "its nut on the wall"
+        p.click(switch)
+        assert p.board.runtime.snapshot.power, "and a click flips it"

@@ -1,8 +1,8 @@
 """A drawing of the unit, from the simulated board's real pin states and OLED image.
 
-Round body with the red light glowing around it, the OLED at three times its size with
-its pixels visible, the AUCTION and BUILD buttons, the ON/OFF switch, and below them
-the unit's clock and its latest events. Everything shown is read from the board: the
+The case as printed (its red lid, the toggle switch in the side wall), with the red
+light glowing around it, the OLED at three times its size with its pixels visible, the
+AUCTION and BUILD buttons, and below them the unit's clock and its latest events. Everything shown is read from the board: the
 LED pin's level, the buzzer pin's frequency, the luma dummy device's image.
 """
 
@@ -18,21 +18,43 @@ from cityunit.events import OUTPUT_CHANGES, Event
 from cityunit.render import FONTS, HEIGHT, WIDTH
 from cityunit_sim.board import SimBoard, event_line
 
+# The case as printed, from hardware/enclosure/cityunit.scad (mm from the lid's centre,
+# y up; tests/test_sim_window.py holds these to the model): a red lid, the buttons, the
+# LED and the buzzer's holes where the lid has them, three lid screws, and the toggle
+# switch in the side wall. Only the OLED is drawn larger than life, 3 pixels a pixel,
+# so that it reads as well as the real one does at arm's length.
+DIAMETER_MM = 110
+BUTTONS_MM = {"auction": (-25, -26), "build": (25, -26)}
+BUTTON_CAP_MM = 19
+LED_MM, LED_D_MM = (0, 38), 5.2
+BUZZER_MM = (0, -40)  # seven 2 mm holes: one in the middle, six on a 3.5 mm circle
+OLED_MM = 14 + 1.5  # the active area's centre: the module's, and 1.5 mm above it
+SCREWS_DEG, SCREW_MM = (100, 210, 330), DIAMETER_MM / 2 - 2.4 - 3.5
+# the switch's bushing comes out of the -x wall at y = 0: its nut, thread and lever
+NUT_MM, BUSHING_MM, LEVER_MM = (2, 11), (4, 6), 10
+
 SIZE = (640, 800)
-CENTER = (320, 330)
-RADIUS = 262
+MM = 5  # drawing pixels a millimetre
+CENTER = (360, 320)  # right of the middle: the switch's lever sticks out on the left
+RADIUS = DIAMETER_MM * MM // 2
 SCALE = 3
-OLED_AT = (CENTER[0] - WIDTH * SCALE // 2, 176)
-LED_AT = (320, 112)
+OLED_AT = (CENTER[0] - WIDTH * SCALE // 2, CENTER[1] - round(OLED_MM * MM) - HEIGHT * SCALE // 2)
 TONE_AT = (520, 622)  # a fixed place, clear of the longest clock line
 
 BG = (28, 31, 36)
-BODY = (232, 228, 220)
-RIM = (160, 28, 28)
-INK = (40, 40, 44)
+LID = (178, 34, 34)  # the model's "firebrick"
+EDGE = (120, 20, 20)
+PART = (105, 105, 105)  # "dimgray": the switch, as the model draws it
+INK = (250, 236, 230)  # on the lid
 DIM = (150, 155, 165)
 OLED_ON = (190, 232, 255)
 OLED_OFF = (6, 10, 14)
+
+
+def at(mm: tuple[float, float]) -> tuple[int, int]:
+    """A point of the case (mm, y up) in the drawing (pixels, y down)."""
+    return CENTER[0] + round(mm[0] * MM), CENTER[1] - round(mm[1] * MM)
+
 
 KEYS = "A auction · B build · Space switch · hold for a long press · A+B pause · Esc quits"
 
@@ -48,11 +70,15 @@ class Control:
     label: dict[str, str]
 
 
-BUTTONS = (
-    Control("auction", (215, 462), 44, (206, 58, 44), {"en": "AUCTION", "fr": "ENCHÈRES"}),
-    Control("build", (425, 462), 44, (44, 150, 80), {"en": "BUILD", "fr": "CONSTRUCTION"}),
+BUTTONS = tuple(
+    Control(name, at(BUTTONS_MM[name]), BUTTON_CAP_MM * MM // 2, color, label)
+    for name, color, label in (
+        ("auction", (206, 58, 44), {"en": "AUCTION", "fr": "ENCHÈRES"}),
+        ("build", (44, 150, 80), {"en": "BUILD", "fr": "CONSTRUCTION"}),
+    )
 )
-SWITCH = pygame.Rect(272, 548, 96, 34)
+WALL_X = CENTER[0] - RADIUS
+SWITCH = pygame.Rect(0, CENTER[1] - 60, WALL_X + 4, 120)  # where a click flips it
 
 
 def _font(size: int) -> pygame.font.Font:
@@ -102,9 +128,12 @@ class UnitView:
         s.fill(BG)
         led = float(self.board.pin("led").state or 0.0)
         s.blit(self._glow[round(led * 10)], (0, 0))
-        pygame.draw.circle(s, RIM, CENTER, RADIUS + 8)
-        pygame.draw.circle(s, BODY, CENTER, RADIUS)
+        pygame.draw.circle(s, EDGE, CENTER, RADIUS)
+        pygame.draw.circle(s, LID, CENTER, RADIUS - 3)
+        for angle in SCREWS_DEG:
+            self._screw(angle)
         self._led(led)
+        self._buzzer()
         self._oled()
         for b in BUTTONS:
             self._button(b)
@@ -116,15 +145,35 @@ class UnitView:
         if level > 0:
             for i in range(30, 0, -2):
                 alpha = int(level * 150 * (1 - i / 30) ** 1.5)
-                pygame.draw.circle(ring, (255, 40, 30, alpha), CENTER, RADIUS + 8 + i)
+                pygame.draw.circle(ring, (255, 40, 30, alpha), CENTER, RADIUS + i)
         return ring
+
+    def _screw(self, angle: float) -> None:
+        """An M3 lid screw's head, slotted, where the model's bosses are."""
+        a = math.radians(angle)
+        x, y = at((SCREW_MM * math.cos(a), SCREW_MM * math.sin(a)))
+        pygame.draw.circle(self.surface, (70, 70, 74), (x, y), 11)
+        pygame.draw.circle(self.surface, (150, 150, 156), (x, y), 9)
+        pygame.draw.line(self.surface, (70, 70, 74), (x - 6, y + 4), (x + 6, y - 4), 3)
 
     def _led(self, level: float) -> None:
         r, g, b = 90 + int(165 * level), 16 + int(40 * level), 16 + int(30 * level)
-        pygame.draw.circle(self.surface, (60, 20, 20), LED_AT, 16)
-        pygame.draw.circle(self.surface, (r, g, b), LED_AT, 12)
+        x, y = at(LED_MM)
+        radius = round(LED_D_MM * MM / 2)
+        pygame.draw.circle(self.surface, (60, 16, 16), (x, y), radius + 2)
+        pygame.draw.circle(self.surface, (r, g, b), (x, y), radius)
         if level > 0.05:
-            pygame.draw.circle(self.surface, (255, 200, 190), (LED_AT[0] - 4, LED_AT[1] - 4), 3)
+            pygame.draw.circle(self.surface, (255, 200, 190), (x - 4, y - 4), 3)
+
+    def _buzzer(self) -> None:
+        """The seven holes over the buzzer."""
+        x, y = at(BUZZER_MM)
+        holes = [(0.0, 0.0)] + [
+            (3.5 * math.cos(math.radians(a)), 3.5 * math.sin(math.radians(a)))
+            for a in range(0, 360, 60)
+        ]
+        for dx, dy in holes:
+            pygame.draw.circle(self.surface, (40, 8, 8), (x + round(dx * MM), y - round(dy * MM)), 5)
 
     def _pixel_grid(self) -> pygame.Surface:
         """Dark lines between the OLED's pixels, so each one shows."""
@@ -147,36 +196,44 @@ class UnitView:
         return small
 
     def _oled(self) -> None:
+        """Behind the lid's window, whose edges open out at 45 degrees."""
         rect = self.oled_rect()
-        pygame.draw.rect(self.surface, (18, 18, 22), rect.inflate(26, 26), border_radius=10)
+        pygame.draw.rect(self.surface, (96, 16, 16), rect.inflate(8, 8), border_radius=4)
         self.surface.blit(pygame.transform.scale(self.oled_surface(), rect.size), rect)
         self.surface.blit(self._grid, rect)
 
     def _button(self, b: Control) -> None:
         down = self.board.pin(b.name).state == 0  # buttons pull the pin low
         x, y = b.center
-        pygame.draw.circle(self.surface, (90, 90, 96), (x, y + 5), b.radius + 4)
+        pygame.draw.circle(self.surface, (60, 12, 12), (x, y + 5), b.radius + 3)
         color = tuple(int(c * 0.7) for c in b.color) if down else b.color
         pygame.draw.circle(self.surface, color, (x, y + (3 if down else 0)), b.radius)
         pygame.draw.circle(self.surface, (255, 255, 255), (x, y + (3 if down else 0)), b.radius, 2)
         text = self._label.render(b.label[self.lang], True, INK)
-        self.surface.blit(text, text.get_rect(center=(x, y + b.radius + 22)))
+        self.surface.blit(text, text.get_rect(center=(x, y + b.radius + 20)))
 
     def _switch(self) -> None:
+        """The toggle seen from above, out of the side wall: its nut, its thread, and the
+        lever leaning towards ON (up) or OFF (down), each word beside its way."""
         on = self.board.pin("power").state == 0
-        pygame.draw.rect(self.surface, (70, 70, 76), SWITCH, border_radius=17)
-        knob = pygame.Rect(0, 0, 44, 28)
-        knob.center = (
-            (SWITCH.right - 25, SWITCH.centery) if on else (SWITCH.left + 25, SWITCH.centery)
+        y = CENTER[1]
+        nut_w, nut_h = NUT_MM[0] * MM, NUT_MM[1] * MM
+        thread_w, thread_h = BUSHING_MM[0] * MM, BUSHING_MM[1] * MM
+        nut = pygame.Rect(WALL_X - nut_w, y - nut_h // 2, nut_w, nut_h)
+        thread = pygame.Rect(nut.left - thread_w, y - thread_h // 2, thread_w, thread_h)
+        pygame.draw.rect(self.surface, PART, nut)
+        pygame.draw.rect(self.surface, (140, 140, 146), thread)
+        lean = math.radians(25)
+        end = (
+            thread.left - round(LEVER_MM * MM * math.cos(lean)),
+            y + round(LEVER_MM * MM * math.sin(lean)) * (-1 if on else 1),
         )
-        pygame.draw.rect(
-            self.surface, (90, 200, 110) if on else (200, 200, 205), knob, border_radius=14
-        )
+        pygame.draw.line(self.surface, (190, 190, 196), (thread.left, y), end, 7)
+        pygame.draw.circle(self.surface, (210, 210, 216), end, 5)
         words = {"en": ("OFF", "ON"), "fr": ("ARRÊT", "MARCHE")}[self.lang]
-        for word, side, lit in ((words[0], -1, not on), (words[1], 1, on)):
-            text = self._small.render(word, True, INK if lit else DIM)
-            x = SWITCH.left - 12 - text.get_width() if side < 0 else SWITCH.right + 12
-            self.surface.blit(text, (x, SWITCH.centery - text.get_height() // 2))
+        for word, side, lit in ((words[0], 1, not on), (words[1], -1, on)):
+            text = self._small.render(word, True, (235, 235, 240) if lit else DIM)
+            self.surface.blit(text, (6, y + side * 42 - text.get_height() // 2))
 
     def _note(self, at: tuple[int, int], color: tuple[int, int, int]) -> None:
         """A quaver, drawn: the bundled font has no ♪."""
