@@ -170,3 +170,22 @@ def test_the_screen_as_an_image_and_against_a_golden(tmp_path: Path) -> None:
         assert (tmp_path / "blank.actual.png").exists() and (tmp_path / "blank.diff.png").exists()
         with pytest.raises(AssertionError, match=r"no .*new\.png: the screen is in"):
             unit.assert_screen(tmp_path / "new.png")
+
+
+def test_a_full_card_and_a_power_cut_as_a_tester_scripts_them() -> None:
+    """fault("save", ...) and fault("power", "cut") through the client: the unit says its
+    saves fail, and after a cut goes on in the same hour from its last good save."""
+    with Client.simulator(seed=1) as unit:
+        unit.switch(True)
+        unit.advance(20_000)
+        unit.fault("save", "fail")
+        failed = unit.wait_for("fault", within_ms=10_000, part="state")
+        assert failed["detail"] == "cannot save: No space left on device"
+        assert failed["t_ms"] == 25_000, "the next 5-s save"
+        unit.advance(3_000)
+        unit.fault("power", "cut")
+        resumed = unit.wait_for("resume", within_ms=0)
+        assert (resumed["hour"], resumed["hour_elapsed_ms"]) == (1, 20_000)
+        assert unit.state()["hour_elapsed_ms"] == 20_000
+        unit.fault("save", "ok")
+        assert unit.wait_for("fault", within_ms=5_000, part="state")["detail"] == "back"

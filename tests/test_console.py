@@ -321,10 +321,97 @@ def test_fault_breaks_the_simulators_display_and_the_unit_reacts_as_on_a_pi() ->
             session.receive(line)
         for line in (b"FAULT DISPLAY BACK", b"ADVANCE 2000", b"FAULT BUS 2", b"FAULT DISPLAY"):
             session.receive(line)
-        assert out[-1].startswith("ERR bad-argument expected DISPLAY GONE|BACK or BUS")
+        assert out[-1].startswith("ERR bad-argument expected DISPLAY GONE|BACK, BUS")
+        session.receive(b"ADVANCE 3000")
     faults = [json.loads(line[4:]) for line in out if '"fault"' in line]
     found = [(f["t_ms"], f["detail"][:4]) for f in faults]
-    assert found == [(0, "lost"), (4000, "back"), (5500, "lost")], "the bus's errors: the last"
+    # BUS 2 at 5.5 s: the next frame (the clock's, at 6 s) fails, then the start at 7 s;
+    # back at 8 s. Each frame is drawn inside ADVANCE at its own time, as on a Pi.
+    assert found == [(0, "lost"), (4000, "back"), (6000, "lost"), (8000, "back")]
+
+
+def _faults_and_resumes(out: list[str]) -> list[tuple[int, str, object]]:
+    seen = [json.loads(line[4:]) for line in out if line.startswith("EVT ")]
+    return [
+        (e["t_ms"], e["event"], e.get("detail", e.get("hour_elapsed_ms")))
+        for e in seen
+        if e["event"] in ("fault", "resume")
+    ]
+
+
+def test_fault_save_is_told_once_tried_every_5_s_and_a_power_cut_resumes_the_last_save() -> None:
+    """The saves fail from 62 s: told once; tried again every 5 s, OFF too, until mended.
+    A power cut then starts the unit again from its last good save, the switch ON still,
+    and what was played since that save is lost, as on a Pi; the simulator without a
+    state.dir keeps its game in memory for that."""
+    out: list[str] = []
+    with SimBoard(Config(), VirtualClock(), seed=1, observed=False) as board:
+        session = Session(board.runtime, out.append, simulator=True)
+        script = [b"EVENTS ON", b"SWITCH ON", b"ADVANCE 62000", b"FAULT SAVE FAIL",
+                  b"ADVANCE 3000", b"SWITCH OFF", b"ADVANCE 21000", b"FAULT SAVE OK",
+                  b"ADVANCE 5000", b"SWITCH ON", b"ADVANCE 12000", b"FAULT SAVE 2",
+                  b"ADVANCE 11000", b"FAULT POWER CUT", b"STATE"]  # fmt: skip
+        for line in script:
+            session.receive(line)
+        state = json.loads(out[-1][3:])
+    assert _faults_and_resumes(out) == [
+        (65_000, "fault", "cannot save: No space left on device"),  # the 5-s save at 65 s
+        (90_000, "fault", "back"),  # OFF from 65 s, yet tried at 70, 75 ... 90 s
+        (106_000, "fault", "cannot save: No space left on device"),  # SAVE 2: 106 s, and
+        (111_000, "fault", "back"),  # the retry at 111 s; the 5-s save there works
+        (114_000, "resume", 111_000 - 91_000),  # the 3 s played since are lost
+    ]
+    assert state["power"] == "on" and state["hour"] == 2 and state["mode"] == "idle"
+
+
+def test_a_power_cut_resumes_from_the_state_file_and_leaves_an_off_unit_off(
+    tmp_path: Path,
+) -> None:
+    """With state.dir, the cut's restart reads the file, as the Pi's boot does."""
+    out: list[str] = []
+    with SimBoard(Config(), VirtualClock(), seed=1, observed=False, state_dir=tmp_path) as board:
+        session = Session(board.runtime, out.append, simulator=True)
+        for line in (b"EVENTS ON", b"SWITCH ON", b"PRESS AUCTION", b"ADVANCE 7000"):
+            session.receive(line)
+        board.runtime.saver.flush()
+        (tmp_path / "state.json").write_bytes(
+            (tmp_path / "state.json").read_bytes().replace(b'"hour":1', b'"hour":7')
+        )
+        for line in (b"FAULT POWER CUT", b"STATE", b"SWITCH OFF", b"FAULT POWER CUT", b"STATE"):
+            session.receive(line)
+    on, off = (json.loads(line[3:]) for line in out if line.startswith("OK {"))
+    assert (on["power"], on["hour"], on["mode"]) == ("on", 7, "idle"), "the auction is gone"
+    assert (off["power"], off["mode"]) == ("off", "off")
+    assert _faults_and_resumes(out) == [(7_000, "resume", 5_000)], "from the 5-s save"
+
+
+def test_reset_mends_what_fault_broke_and_forgets_the_saved_game() -> None:
+    """The pytest fixture RESETs one simulator between tests: a fault or a saved game left
+    by one test must not reach the next (a display gone stayed gone, a power cut resumed
+    the last test's game)."""
+    out: list[str] = []
+    with SimBoard(Config(), VirtualClock(), seed=1, observed=False) as board:
+        session = Session(board.runtime, out.append, simulator=True)
+        for line in (
+            b"EVENTS ON",
+            b"SWITCH ON",
+            b"ADVANCE 9000",
+            b"FAULT SAVE FAIL",
+            b"FAULT DISPLAY GONE",
+            b"ADVANCE 1000",
+            b"RESET",
+            b"ADVANCE 6000",
+            b"FAULT POWER CUT",
+            b"STATE",
+        ):
+            session.receive(line)  # fmt: skip
+    state = json.loads(out[-1][3:])
+    assert (state["power"], state["hour"]) == ("off", 0), "no game from before the RESET"
+    faults = [json.loads(line[4:]) for line in out if '"fault"' in line]
+    assert [(f["t_ms"], f["part"], f["detail"][:4]) for f in faults] == [
+        (9_000, "display", "lost"), (10_000, "state", "cann"),
+        (10_000, "state", "back"), (11_000, "display", "back"),
+    ], "the RESET's own save works at once, the display at its next try"  # fmt: skip
 
 
 def test_fault_is_for_simulators() -> None:
@@ -339,7 +426,8 @@ PROTOCOL_1_2 = st.one_of(
     st.integers(0, 90_000).map(lambda ms: f"ADVANCE {ms}"),
     st.just("SCREEN"),
     st.sampled_from(["FAULT DISPLAY GONE", "FAULT DISPLAY BACK", "FAULT BUS 3", "FAULT BUS x",
-                     "FAULT", "FAULT DISPLAY", "SWITCH ON", "PRESS BUILD"]),
+                     "FAULT", "FAULT DISPLAY", "SWITCH ON", "PRESS BUILD", "FAULT SAVE FAIL",
+                     "FAULT SAVE OK", "FAULT SAVE 2", "FAULT POWER CUT", "FAULT POWER"]),
 )  # fmt: skip
 
 

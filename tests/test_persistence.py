@@ -310,6 +310,41 @@ def test_a_board_that_fails_to_start_leaves_the_saved_game_alone(
     assert path.read_bytes() == before
 
 
+def test_a_save_that_fails_is_told_once_and_tried_again_until_it_works(
+    make_rig, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A real failure (state.json became a directory: the kernel refuses the rename): one
+    `fault` of the state and one journal line however long it lasts; the game handed over
+    again every 5 s though the switch is OFF (the core asks for no save of its own then),
+    and `back`, with the game on disk, at the first try after it is mended. Before, each
+    failure was a journal line and nothing else, and an OFF unit never tried again."""
+    caplog.set_level(logging.INFO, logger="cityunit.store")
+    rig = make_rig(state_dir=tmp_path)
+    blocker = tmp_path / store.FILENAME
+    blocker.unlink()
+    blocker.mkdir()
+    (blocker / "in the way").touch()
+    rig.at(1_000)
+    rig.pin(POWER).drive_low()  # ON: a new hour, saved at once (it fails)
+    rig.runtime.pump()
+    rig.at(2_000)
+    rig.pin(POWER).drive_high()  # OFF: saved at once (it fails), then no save of its own
+    rig.runtime.pump()
+    for t in range(3_000, 60_000, 1_000):
+        rig.at(t)
+    faults = [(e.t_ms, e.data["part"], e.data["detail"]) for e in rig.events if e.event == "fault"]
+    assert faults == [(1_000, "state", "cannot save: Is a directory")]
+    said = [r.getMessage() for r in caplog.records if "save" in r.getMessage()]
+    assert len(said) == 1 and said[0].endswith("cannot save the game's state: Is a directory")
+    (blocker / "in the way").unlink()
+    blocker.rmdir()
+    rig.at(61_000)
+    faults = [(e.t_ms, e.data["detail"]) for e in rig.events if e.event == "fault"]
+    assert faults[1:] == [(61_000, "back")], "tried again every 5 s from 1 s: 61 s"
+    assert store.load(blocker) == {**rig.unit.saved(), "version": store.VERSION}
+    assert not store.load(blocker)["power"] and store.load(blocker)["hour"] == 1
+
+
 # ----- issue 20: a hostile state file, two writers -----------------------------------------
 
 

@@ -18,7 +18,7 @@ from cityunit.render import HEIGHT, WIDTH
 from cityunit_sim.board import SimBoard
 from cityunit_sim.clock import HandClock
 from cityunit_sim.sound import Speaker
-from cityunit_sim.view import BUTTONS, LID, CENTER, RADIUS, SCALE, SIZE, SWITCH, TONE_AT, UnitView
+from cityunit_sim.view import BUTTONS, CENTER, LID, RADIUS, SCALE, SIZE, SWITCH, TONE_AT, UnitView
 from cityunit_sim.window import Window, fit, run_demo
 from fakes import RealTime
 
@@ -273,7 +273,10 @@ def test_the_window_draws_the_case_as_printed() -> None:
     assert value("buttons") == (view.BUTTONS_MM["auction"], view.BUTTONS_MM["build"])
     assert "AUCTION left, BUILD right" in scad
     assert (value("led_at"), value("led_d")) == (view.LED_MM, view.LED_D_MM)
-    assert value("buzzer_at") == view.BUZZER_MM and "rotate(a)\n            translate([3.5, 0, 0]) cylinder(h = lid_t + 2, d = 2)" in scad
+    assert (
+        value("buzzer_at") == view.BUZZER_MM
+        and "rotate(a)\n            translate([3.5, 0, 0]) cylinder(h = lid_t + 2, d = 2)" in scad
+    )
     assert value("oled_y") + 1.5 == view.OLED_MM and "1.5, 1.8]" in scad  # O[10]
     assert value("bosses") == view.SCREWS_DEG
     assert value("diameter") / 2 - value("wall") - 3.5 == view.SCREW_MM

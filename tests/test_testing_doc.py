@@ -1,5 +1,5 @@
 """docs/testing.md's examples run as written: the complete test through the installed
-pytest plugin, on both clocks, and the client example."""
+pytest plugin, on both clocks, the client example and the faults' tests."""
 
 from __future__ import annotations
 
@@ -36,3 +36,10 @@ def test_the_client_example_runs(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert "permit" in result.stdout
+
+
+def test_the_fault_examples_pass(tmp_path: Path) -> None:
+    (tmp_path / "test_faults.py").write_text(blocks()[2])
+    run = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_faults.py"]
+    result = subprocess.run(run, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and "3 passed" in result.stdout, result.stdout

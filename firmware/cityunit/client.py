@@ -64,7 +64,9 @@ class _SimulatorCommands:
 
     def fault(self, *words: str) -> None:
         """Simulator only: a part broken or mended on purpose (FAULT): `fault("display",
-        "gone")`, `("display", "back")`, `("bus", "3")` (its next 3 writes fail)."""
+        "gone")`, `("display", "back")`, `("bus", "3")` (its next 3 writes fail),
+        `("save", "fail")`, `("save", "ok")`, `("save", "3")` (the next 3 saves fail),
+        `("power", "cut")` (the unit starts again from its last save)."""
         self.ok("FAULT " + " ".join(words))
 
     def seed(self, seed: int) -> None:

@@ -338,7 +338,7 @@ class Session:
         self._arity(args, 0, "RESET")
         self._simulator_only("RESET")
         self.runtime.deliver()  # what happened before is told before it is forgotten
-        self.runtime.unit.reset()
+        self.runtime.reset()
         return "OK"
 
     def _simulator_only(self, command: str) -> None:

@@ -18,6 +18,7 @@ import itertools
 import logging
 import subprocess
 from collections.abc import Callable
+from functools import partial
 from typing import TypeVar
 
 from cityunit import store
@@ -26,7 +27,7 @@ from cityunit.display import Display
 from cityunit.events import OUTPUT_CHANGES, Event
 from cityunit.inbox import Inbox, Input, Reload, Stop, Work
 from cityunit.parts import Parts
-from cityunit.unit import Snapshot, Unit
+from cityunit.unit import SAVE_EVERY_MS, Snapshot, Unit
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +57,10 @@ class Runtime:
         self.parts = parts
         self.display = display
         self.saver = saver
+        self._save_trouble: str | None = None  # as last told in a `fault` event
+        self._resave_due = False  # a failed save is handed over again, later
+        if saver is not None:  # its thread wakes the loop to tell a change of trouble
+            saver.on_trouble = partial(self.call, _nothing)
         self._listeners: list[Listener] = [_log_event]
         self._after_step: list[Callable[[], None]] = []
         self.snapshot: Snapshot = unit.snapshot()  # the latest, posted for other threads
@@ -70,8 +75,14 @@ class Runtime:
         self._heartbeat_due: int | None = None if heartbeat is None else clock.now_ms()
         self._status = status  # told a line such as "hour 2, auction" on each change
         self.on_reload: Callable[[], None] | None = None  # what a Reload does
-        # A simulator's: FAULT's words to a part it breaks (ValueError: words it refuses).
+        # A simulator's: FAULT's words to a part it breaks (ValueError: words it refuses),
+        # and what mends every part it broke.
         self.inject_fault: Callable[[list[str]], None] | None = None
+        self.mend: Callable[[], None] = lambda: None
+        # On the virtual clock, a frame drawn at each of its times inside an advance, as a
+        # real loop draws them (a display's faults then come when they would on a Pi), not
+        # only where the advance ends (an hour with a display: ~10x the time).
+        self.every_frame = False
 
     # ----- who is told (loop thread) -----------------------------------------------------
 
@@ -145,26 +156,31 @@ class Runtime:
             work(at)
 
     def next_deadline(self) -> int | None:
-        deadlines = [
-            self.unit.next_deadline(),
-            self._later[0][0] if self._later else None,
-            self._heartbeat_due,
-            self._retry_at(),
-        ]
+        deadlines = [self.unit.next_deadline(), self._loop_deadline(), self._heartbeat_due]
         return min((d for d in deadlines if d is not None), default=None)
 
     def advance_to(self, t: int, clock: VirtualClock) -> None:
         """On the virtual clock: every deadline up to `t`, in order. The core's run inside
-        its advance; the loop's own (a display's next try, after a fault) each get a step
-        at their time, as the real clock would give them."""
-        while (retry := self._retry_at()) is not None and retry <= t:
-            clock.set_ms(max(retry, clock.now_ms()))
+        its advance; those the world acts on (a display's next try, a failed save's, the
+        core's saves, and its frames with `every_frame`) each get a step at their time, as
+        the real clock would give them."""
+        while (due := self._stop_at()) is not None and due <= t:
+            clock.set_ms(max(due, clock.now_ms()))
+            self._run_later(clock.now_ms())
             self.step()
         clock.set_ms(t)
         self.unit.advance(t)
 
-    def _retry_at(self) -> int | None:
-        return None if self.display is None else self.display.retry_at
+    def _loop_deadline(self) -> int | None:
+        retry = None if self.display is None else self.display.retry_at
+        later = self._later[0][0] if self._later else None
+        return min((d for d in (retry, later) if d is not None), default=None)
+
+    def _stop_at(self) -> int | None:
+        own = self._loop_deadline()
+        frames = self.every_frame and self.display is not None
+        core = self.unit.outside_due(frames) if self.saver or frames else None
+        return min((d for d in (own, core) if d is not None), default=None)
 
     def step(self) -> None:
         """Bring the core up to now and make the world follow it."""
@@ -200,15 +216,38 @@ class Runtime:
         """Events to their listeners, a shutdown to run, a game to save."""
         unit = self.unit
         effects = unit.drain()
+        if effects.save and self.saver is not None:
+            self.saver.save(unit.saved())
+        if self._keep(now):  # a save's trouble told, after what came before it
+            effects.events += unit.drain().events
         listeners = tuple(self._listeners)  # once a batch: one leaving skips nobody
         for event in effects.events:
             for listener in listeners:
                 listener(event)
         if effects.shutdown:
             self._power_off()
-        if effects.save and self.saver is not None:
-            self.saver.save(unit.saved())
         self._beat(now)
+
+    def _keep(self, now: int) -> bool:
+        """A save that failed is told once (a `fault` of the state, then `back`: True when
+        told) and the game handed over again every SAVE_EVERY_MS while saves fail, even
+        with its clock stopped (OFF, paused), when the core asks for no save of its own."""
+        saver = self.saver
+        if saver is None:
+            return False
+        trouble, told = saver.trouble, saver.trouble != self._save_trouble
+        if told:
+            self._save_trouble = trouble
+            self.fault("state", "back" if trouble is None else f"cannot save: {trouble}")
+        if trouble is not None and not self._resave_due:
+            self._resave_due = True
+            self.later(now + SAVE_EVERY_MS, self._resave)
+        return told
+
+    def _resave(self, at: int) -> None:
+        self._resave_due = False
+        if self.saver is not None and self.saver.trouble is not None:
+            self.saver.save(self.unit.saved())
 
     def _beat(self, now: int) -> None:
         due = self._heartbeat_due
@@ -216,6 +255,16 @@ class Runtime:
             every, beat = self._heartbeat
             beat()  # from the loop itself: a loop that hangs stops beating
             self._heartbeat_due = now + every
+
+    def reset(self) -> None:
+        """Back to power-on (a simulator's RESET): the core as it started, every part
+        broken on purpose mended, and the fresh game saved, so that a power cut after it
+        finds no older game."""
+        self.unit.reset()
+        self.mend()
+        self.every_frame = False
+        if self.saver is not None:
+            self.saver.save(self.unit.saved())
 
     def fault(self, part: str, detail: str) -> None:
         """A part failed or came back (loop thread): the core tells it as an event."""
@@ -245,6 +294,10 @@ class Runtime:
         finally:  # the game is kept even if the world could not follow
             if self.saver is not None:
                 self.saver.save(self.unit.saved())
+
+
+def _nothing() -> None:
+    """Work that only wakes the loop, for it to look again."""
 
 
 def _log_event(event: Event) -> None:

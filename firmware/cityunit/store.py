@@ -16,6 +16,7 @@ import os
 import stat
 import tempfile
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -72,21 +73,29 @@ def encode(state: dict[str, Any]) -> bytes:
 
 def read(path: Path) -> dict[str, Any] | None:
     """The saved state, None if there is none; Unusable if it cannot be the game's. The
-    file is bounded like the config (a regular file, not a link, at most MAX_BYTES), and
-    JSON nested past what a state needs is refused, not recursed into."""
+    file is bounded like the config (a regular file, not a link, at most MAX_BYTES)."""
     try:
-        data = json.loads(files.text(files.read(path, MAX_BYTES, follow=False)))
+        return decode(files.read(path, MAX_BYTES, follow=False))
     except files.Refused as e:
         if e.missing:
             return None
+        raise Unusable(e) from None
+
+
+def decode(data: bytes) -> dict[str, Any]:
+    """A saved game's bytes as its state, or Unusable: JSON nested past what a state
+    needs is refused, not recursed into."""
+    try:
+        state = json.loads(files.text(data))
+    except files.Refused as e:
         raise Unusable(e) from None
     except RecursionError:
         raise Unusable("nested too deep") from None
     except ValueError as e:  # JSON's errors, and its limit on a number's digits
         raise Unusable(f"not the JSON of a saved game ({str(e)[:80]})") from None
-    if not isinstance(data, dict) or not _valid(data):
+    if not isinstance(state, dict) or not _valid(state):
         raise Unusable("saved state of an unknown form")
-    return data
+    return state
 
 
 def load(path: Path) -> dict[str, Any] | None:
@@ -161,25 +170,44 @@ def _lock(directory: Path) -> int | None:
 
 class Saver:
     """Owns `dir/state.json`: locks the directory, reads the game back, and writes
-    snapshots on a thread of its own, the latest one winning."""
+    snapshots on a thread of its own, the latest one winning. With no directory (a
+    simulator's without `state.dir`), the game is kept in memory instead, for as long as
+    the process lives: a simulated power cut resumes from it as a Pi does from its card.
 
-    def __init__(self, directory: Path) -> None:
-        self.path = directory / FILENAME
-        self._lock = _lock(directory)
-        stale = directory.glob(f".{FILENAME}.*.tmp") if self._lock is not None else ()
+    A save that fails is said once (`trouble`, the log, `on_trouble`); whoever hands the
+    snapshots over hands one again until a save works. Unthreaded (a virtual clock's), a
+    save is written in its turn: time stands still meanwhile, and its outcome is known
+    when `save` returns."""
+
+    def __init__(self, directory: Path | None, threaded: bool = True) -> None:
+        self.path = None if directory is None else directory / FILENAME
+        self._lock = None if directory is None else _lock(directory)
+        locked = directory if self._lock is not None else None
+        stale = locked.glob(f".{FILENAME}.*.tmp") if locked is not None else ()
         for temp in stale:  # a killed writer's, and only ours to clear once we hold the lock
             with contextlib.suppress(OSError):
                 temp.unlink()
+        self.write: Callable[[bytes], None] = self._write  # (a simulator's FAULT SAVE wraps it)
+        self.trouble: str | None = None  # why the last save failed; None once one works
+        self.on_trouble: Callable[[], None] = lambda: None  # told when `trouble` changes
+        self._kept: bytes | None = None  # the game, with no directory to keep it in
         self._cond = threading.Condition()
         self._pending: bytes | None = None
         self._busy = False
         self.closed = False
         self._thread = threading.Thread(target=self._run, name="state-saver", daemon=True)
-        self._thread.start()
+        if threaded:
+            self._thread.start()
+
+    @property
+    def where(self) -> str:
+        return "(in memory)" if self.path is None else str(self.path)
 
     def restore(self) -> dict[str, Any] | None:
         """The saved game, or None; an unusable file is set aside (renamed to ASIDE, for a
         person to look at), so the next save starts a good one and the next start is clean."""
+        if self.path is None:
+            return None if self._kept is None else decode(self._kept)
         try:
             return read(self.path)
         except Unusable as e:
@@ -193,11 +221,36 @@ class Saver:
             return None
 
     def save(self, state: dict[str, Any]) -> None:
-        """Hand a snapshot over and return at once."""
+        """Hand a snapshot over and return at once (unthreaded: once it is written)."""
         data = encode(state)
+        if not self._thread.is_alive():  # unthreaded, or closed: written now, not lost
+            self._written(data)
+            return
         with self._cond:
             self._pending = data
             self._cond.notify()
+
+    def _write(self, data: bytes) -> None:
+        if self.path is None:
+            self._kept = data
+        else:
+            save_atomic(self.path, data)
+
+    def _written(self, data: bytes) -> None:
+        """One snapshot written, or the reason it could not be, said when it changes."""
+        try:
+            self.write(data)
+            trouble = None
+        except OSError as e:
+            trouble = e.strerror or str(e)
+        if trouble == self.trouble:
+            return
+        if trouble is None:
+            log.info("%s: the game's state is saved again", self.where)
+        else:
+            log.error("%s: cannot save the game's state: %s", self.where, trouble)
+        self.trouble = trouble
+        self.on_trouble()
 
     def _run(self) -> None:
         while True:
@@ -208,16 +261,13 @@ class Saver:
                     return
                 data, self._pending = self._pending, None
                 self._busy = True
-            try:
-                save_atomic(self.path, data)
-            except OSError as e:
-                log.error("%s: cannot save the game's state: %s", self.path, e.strerror or e)
+            self._written(data)
             with self._cond:
                 self._busy = False
                 self._cond.notify_all()
 
     def flush(self, timeout: float = 5.0) -> bool:
-        """Wait until every snapshot handed over is on disk."""
+        """Wait until every snapshot handed over is written (or has failed)."""
         with self._cond:
             return self._cond.wait_for(lambda: self._pending is None and not self._busy, timeout)
 
@@ -233,7 +283,8 @@ class Saver:
         with self._cond:
             self.closed = True
             self._cond.notify_all()
-        self._thread.join(timeout)
+        if self._thread.is_alive():
+            self._thread.join(timeout)
         if self._lock is not None:
             os.close(self._lock)
             self._lock = None

@@ -131,9 +131,13 @@ class Unit(modes.Context):
         self.cues.sync(self.now, self._muted())
 
     def next_deadline(self) -> int | None:
-        """When the unit next needs to run: its earliest timer (an output's next step, a
-        mode's, the next frame, the next save)."""
+        """Its earliest timer: an output's next step, a mode's, the next frame or save."""
         return self.timers.next()
+
+    def outside_due(self, frames: bool) -> int | None:
+        """The next save (and frame): a virtual clock's loop steps there, as a real one does."""
+        due = (self._save.at, self._frame.at if frames else None)
+        return min((t for t in due if t is not None), default=None)
 
     def _followed(self) -> None:
         """After each timer: the LED and the buzzer follow, and observers are told to
@@ -203,9 +207,8 @@ class Unit(modes.Context):
         self.emit(EventKind.FAULT, part=part, detail=detail)
 
     def reset(self) -> None:
-        """Back to power-on (a simulator's RESET): switch OFF, no game, the config's rules,
-        the random source as it started. Time goes on; the revision too, so the outputs
-        follow."""
+        """Back to power-on (a simulator's RESET, its power cut): switch OFF, no game, the
+        config's rules, the random source as it started; time and the revision go on."""
         rules, state = self._power_on
         self.rng.setstate(state)
         revision, effects = self.revision, self._effects
@@ -225,12 +228,9 @@ class Unit(modes.Context):
         self.rng.seed(seed)
 
     def boot(self, switch_on: bool, saved: dict[str, Any] | None, t: int) -> None:
-        """Start up: take back a saved game, and the switch as it stands.
-
-        With the switch still ON and a game that was on when saved (a crash, a pulled
-        plug), the same hour goes on from where it was saved. Otherwise switching ON
-        starts a new hour, as on the original.
-        """
+        """Start up: take back a saved game, and the switch as it stands. With the switch
+        still ON and a game that was on when saved (a crash, a pulled plug), the same hour
+        goes on from its save; otherwise switching ON starts a new hour, as on the original."""
         self.advance(t)
         if saved is not None:
             self.game.restore(saved)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import os
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
@@ -56,26 +58,34 @@ def _said(key: str, value: object) -> str:
     return str(value) if key in PLAIN else f"{name} {value}"
 
 
+class Breakage:
+    """A part as a tester breaks it (FAULT): failing every use until mended, or its next
+    n uses, with the OSError the real part gives."""
+
+    def __init__(self, error: int) -> None:
+        self.error = error
+        self.broken = False
+        self.failing = 0  # uses still to fail
+
+    def use(self) -> None:
+        if self.broken or self.failing:
+            self.failing = max(0, self.failing - 1)
+            raise OSError(self.error, os.strerror(self.error))
+
+
 class Glass:
-    """The simulator's panel as a tester breaks it (FAULT): gone, or failing its next
-    writes, as a real bus fails (OSError EREMOTEIO, errno 121); else the mirror's (or
-    nothing, headless)."""
+    """The simulator's panel: its bus breaks as a real one fails (EREMOTEIO, errno 121);
+    else the mirror's (or nothing, headless)."""
 
     def __init__(self, mirror: Mirror | None) -> None:
         self.mirror = mirror
-        self.gone = False
-        self.failing = 0  # writes still to fail
-
-    def _bus(self) -> None:
-        if self.gone or self.failing:
-            self.failing = max(0, self.failing - 1)
-            raise OSError(errno.EREMOTEIO, "Remote I/O error")
+        self.bus = Breakage(errno.EREMOTEIO)
 
     def start(self) -> None:
-        self._bus()
+        self.bus.use()
 
     def display(self, image: Image.Image) -> None:
-        self._bus()
+        self.bus.use()
         if self.mirror is not None:
             self.mirror.display(image)
 
@@ -111,6 +121,15 @@ class Mirror:
         """Nothing held."""
 
 
+def _count(word: str) -> bool:
+    return word.isascii() and word.isdigit() and int(word) <= 10**6
+
+
+def _through(breakage: Breakage, write: Callable[[bytes], None], data: bytes) -> None:
+    breakage.use()
+    write(data)
+
+
 class SwitchPin(MockPWMPin):  # type: ignore[misc]  # gpiozero has no types
     """A contact that can be closed before the unit opens its pin (gpiozero's mock pins
     follow their pull-up when opened): the switch left ON when the simulator last stopped."""
@@ -134,7 +153,9 @@ class SimBoard(Board):
         observed: bool = True,
     ) -> None:
         """`observed`: a window or a terminal shows the OLED. Headless, nobody looks, so
-        no frame is rendered at all (STATE's screen is text, from the core)."""
+        no frame is rendered at all (STATE's screen is text, from the core). `state_dir`:
+        where the game is kept; None, in memory, as long as the process lives (a FAULT
+        POWER CUT resumes from it)."""
         self.seed = seed
         self.factory = mock_pins()
         saved = None
@@ -148,9 +169,14 @@ class SimBoard(Board):
         self.glass = Glass(self.oled)
         super().__init__(
             config, clock, pin_factory=self.factory, panel=self.glass if observed else None,
-            seed=seed, state_dir=state_dir, inbox=inbox,
+            seed=seed, state_dir=state_dir or "memory", inbox=inbox,
         )  # fmt: skip
+        self.card = Breakage(errno.ENOSPC)  # where the game is saved, as a full card fails
+        saver = self.runtime.saver
+        assert saver is not None
+        saver.write = partial(_through, self.card, saver.write)
         self.runtime.inject_fault = self._inject
+        self.runtime.mend = self._mend
         self.hands = clock if isinstance(clock, HandClock) else None
         if self.hands is not None:
             self.runtime.on_step(self._menu_in_real_time)
@@ -173,21 +199,53 @@ class SimBoard(Board):
         pin.drive_low() if down else pin.drive_high()  # buttons pull the pin low
 
     def _inject(self, words: list[str]) -> None:
-        """FAULT's words (loop thread): DISPLAY GONE or BACK, BUS <n> (its next n writes
-        fail). Headless, the glass gets a Display of its own the first time, which from
-        then on draws each screen as the Pi's would."""
+        """FAULT's words (loop thread): DISPLAY GONE|BACK, BUS <n> (its next n writes
+        fail), SAVE FAIL|OK|<n> (every save, or the next n), POWER CUT. From the first
+        display fault on, every frame is drawn at its time, also inside an ADVANCE, and
+        headless, the glass gets a Display of its own, as the Pi's would."""
         match words:
             case ["display", "gone" | "back" as state]:
-                self.glass.gone = state == "gone"
-            case ["bus", count] if count.isascii() and count.isdigit() and int(count) <= 10**6:
-                self.glass.failing = int(count)
+                self.glass.bus.broken = state == "gone"
+            case ["bus", count] if _count(count):
+                self.glass.bus.failing = int(count)
+            case ["save", "fail" | "ok" as state]:
+                self.card.broken = state == "fail"
+            case ["save", count] if _count(count):
+                self.card.failing = int(count)
+            case ["power", "cut"]:
+                self.power_cut()
+                return
             case _:
-                raise ValueError("expected DISPLAY GONE|BACK or BUS <writes>")
-        if self.runtime.display is None:
-            self.display = self.runtime.display = Display(
-                self.glass, partial(self.runtime.fault, "display"), self.clock.now_ms
-            )
-            self._opened.callback(self.display.close)
+                raise ValueError(
+                    "expected DISPLAY GONE|BACK, BUS <writes>, SAVE FAIL|OK|<saves> or POWER CUT"
+                )
+        if words[0] in ("display", "bus"):  # each frame counts now, as a Pi's write does
+            self.runtime.every_frame = True
+            if self.runtime.display is None:
+                self.display = self.runtime.display = Display(
+                    self.glass, partial(self.runtime.fault, "display"), self.clock.now_ms
+                )
+                self._opened.callback(self.display.close)
+
+    def _mend(self) -> None:
+        """Every part FAULT broke works again (RESET: a test after another starts whole)."""
+        for breakage in (self.glass.bus, self.card):
+            breakage.broken, breakage.failing = False, 0
+
+    def power_cut(self) -> None:
+        """The power lost and back (loop thread): all that was not saved is gone, and the
+        unit starts again from what was, the switch where it stood (a game that was on
+        goes on from its last save, at most 5 s of play behind). The simulator's own
+        clock goes on."""
+        runtime, unit = self.runtime, self.unit
+        runtime.deliver()  # what happened before the cut is told first
+        saver = runtime.saver
+        assert saver is not None
+        saver.flush()  # a save already on its way reaches the card
+        switch_on, saved = unit.power, saver.restore()
+        unit.reset()
+        unit.boot(switch_on, saved, unit.now)
+        runtime.step()
 
     def _menu_in_real_time(self) -> None:
         """(The loop's thread, after each step, so its next sleep is at the new rate.)"""

@@ -2,8 +2,9 @@
 
 The case as printed (its red lid, the toggle switch in the side wall), with the red
 light glowing around it, the OLED at three times its size with its pixels visible, the
-AUCTION and BUILD buttons, and below them the unit's clock and its latest events. Everything shown is read from the board: the
-LED pin's level, the buzzer pin's frequency, the luma dummy device's image.
+AUCTION and BUILD buttons, and below them the unit's clock and its latest events.
+Everything shown is read from the board: the LED pin's level, the buzzer pin's
+frequency, the luma dummy device's image.
 """
 
 from __future__ import annotations
@@ -173,7 +174,9 @@ class UnitView:
             for a in range(0, 360, 60)
         ]
         for dx, dy in holes:
-            pygame.draw.circle(self.surface, (40, 8, 8), (x + round(dx * MM), y - round(dy * MM)), 5)
+            pygame.draw.circle(
+                self.surface, (40, 8, 8), (x + round(dx * MM), y - round(dy * MM)), 5
+            )
 
     def _pixel_grid(self) -> pygame.Surface:
         """Dark lines between the OLED's pixels, so each one shows."""
