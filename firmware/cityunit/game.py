@@ -47,6 +47,7 @@ class Game:
         self.paused = False
         self.history: deque[Permit] = deque(maxlen=HISTORY)
         self._hour_timer = unit.timers.timer(self._on_hour)
+        self._named: list[tuple[Rules, dict[str, str]]] = []  # see `_names`
 
     # ----- the hour ------------------------------------------------------------------
 
@@ -162,9 +163,19 @@ class Game:
             "hour_elapsed_ms": self.elapsed(now) if power else 0,
             "paused": self.paused,
             "history": [p.value for p in self.history],
-            "settings": settings.read(self.rules),
-            "config": settings.read(self.config_rules),
+            "settings": self._names(self.rules),
+            "config": self._names(self.config_rules),
         }
+
+    def _names(self, rules: Rules) -> dict[str, str]:
+        """settings.read, remembered for the last two Rules (frozen: a change is a new
+        object): a save every 5 s of play read every setting twice."""
+        for known, names in self._named:
+            if known is rules:
+                return dict(names)
+        names = settings.read(rules)
+        self._named = [(rules, names), *self._named[:1]]
+        return dict(names)
 
     def restore(self, saved: dict[str, Any]) -> None:
         """The hour count, the permits and the table's settings of a saved game.

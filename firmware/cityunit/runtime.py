@@ -165,9 +165,14 @@ class Runtime:
         core's saves, and its frames with `every_frame`) each get a step at their time, as
         the real clock would give them."""
         while (due := self._stop_at()) is not None and due <= t:
-            clock.set_ms(max(due, clock.now_ms()))
-            self._run_later(clock.now_ms())
-            self.step()
+            clock.set_ms(now := max(due, clock.now_ms()))
+            self._run_later(now)
+            retry = None if self.display is None else self.display.retry_at
+            if self.every_frame or (retry is not None and retry <= now):
+                self.step()
+            else:  # a save: the outputs follow where the advance ends, as they did
+                self.unit.advance(now)
+                self._act(now)
         clock.set_ms(t)
         self.unit.advance(t)
 
