@@ -88,3 +88,42 @@ def test_the_device_report_says_what_it_cannot_measure(monkeypatch) -> None:
     monkeypatch.setattr(device, "loose_parts", no_pins)
     text = device.report(Config(hardware=Hardware(display="none")), bus=object())
     assert "display: none configured" in text and "pins: cannot open (BadPinFactory" in text
+
+
+def test_slowed_holds_this_process_to_a_share_of_a_core_and_lets_go() -> None:
+    """--slow N: the kernel's CPU quota (CFS bandwidth control) on a group made for the
+    bench and removed after; where it cannot be had, the reason."""
+    import os
+    from pathlib import Path
+
+    import pytest
+
+    from cityunit.bench.slow import PERIOD_US, Refused, slowed
+
+    with pytest.raises(Refused, match="1 or more"):
+        with slowed(0.5):
+            pass
+    before = Path("/proc/self/cgroup").read_text()
+    try:
+        with slowed(20) as how:
+            inside = Path("/proc/self/cgroup").read_text()
+            group = Path(how.rsplit(": ", 1)[1].rstrip(")"))
+            quota = (
+                (group / "cpu.max").read_text().split()[0]
+                if (group / "cpu.max").exists()
+                else (group / "cpu.cfs_quota_us").read_text().strip()
+            )
+    except Refused as e:
+        assert os.geteuid() != 0 or "cgroup" in str(e), e
+        pytest.skip(f"no CPU quota here: {e}")
+    assert f"cityunit-slow-{os.getpid()}" in inside and int(quota) == PERIOD_US // 20
+    assert "0.05 of one core" in how
+    assert Path("/proc/self/cgroup").read_text() == before and not group.exists()
+
+
+def test_bench_slow_with_device_is_refused_with_its_reason() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "cityunit", "bench", "--device", "--slow", "20"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 2 and "a Pi is as slow as it is" in result.stderr

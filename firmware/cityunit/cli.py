@@ -81,6 +81,11 @@ def _add_tools(sub: Commands) -> None:
         help="on a Pi (service stopped): time the real bus and pins, print a report to paste",
     )  # fmt: skip
     bench.add_argument("--config", type=Path, help=CONFIG_HELP + "; with --device")
+    bench.add_argument(
+        "--slow", type=float, metavar="N",
+        help="as a CPU N times slower: held to 1/N of a core by a CPU quota (root; 20 is"
+        " about a Pi Zero 2 W)",
+    )  # fmt: skip
 
     doctor = sub.add_parser(
         "doctor", help="check the config, I2C, the display, GPIO and the service"

@@ -18,6 +18,10 @@ if TYPE_CHECKING:
 
 def bench(args: argparse.Namespace) -> int:
     """The desktop figures, or with --device the Pi's own report; 2 for a bad config."""
+    if args.device and args.slow is not None:
+        print("cityunit bench: --slow slows the desktop figures; a Pi is as slow as it is",
+              file=sys.stderr)  # fmt: skip
+        return 2
     if args.device:
         import platform
 
@@ -39,7 +43,7 @@ def bench(args: argparse.Namespace) -> int:
         return 0
     from cityunit.bench import main as figures
 
-    return figures(args.json, args.quick)
+    return figures(args.json, args.quick, args.slow)
 
 
 def doctor(args: argparse.Namespace) -> int:

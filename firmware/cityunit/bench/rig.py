@@ -98,6 +98,7 @@ class MeasuredPanel:
     def __init__(self, panel: LumaPanel, bus: WireCounter) -> None:
         self.panel, self.bus = panel, bus
         self.frames: list[tuple[int, int]] = []  # (perf_counter_ns after the send, bytes)
+        self._arrived = threading.Condition()
 
     def start(self) -> None:
         self.panel.start()
@@ -105,7 +106,15 @@ class MeasuredPanel:
     def display(self, image: Image.Image) -> None:
         before = self.bus.wire_bytes
         self.panel.display(image)
-        self.frames.append((time.perf_counter_ns(), self.bus.wire_bytes - before))
+        with self._arrived:
+            self.frames.append((time.perf_counter_ns(), self.bus.wire_bytes - before))
+            self._arrived.notify_all()
+
+    def wait_frames(self, count: int, timeout: float = 2.0) -> bool:
+        """Until `count` frames were sent (True) or `timeout` s passed: asleep, never
+        polling, so that the waiting costs the CPU share under test nothing."""
+        with self._arrived:
+            return self._arrived.wait_for(lambda: len(self.frames) >= count, timeout)
 
     def blank(self) -> None:
         self.panel.blank()

@@ -41,10 +41,7 @@ def latency(presses: int) -> dict[str, float]:
             frames = len(rig.panel.frames)
             t1 = time.perf_counter_ns()
             button.drive_high()  # the tap is decided on release: a new screen
-            end = time.monotonic() + 2
-            while len(rig.panel.frames) == frames and time.monotonic() < end:
-                time.sleep(0.0002)
-            if len(rig.panel.frames) > frames:
+            if rig.panel.wait_frames(frames + 1):
                 to_frame.append(_ms(rig.panel.frames[frames][0] - t1))
             time.sleep(0.04)
     return {
