@@ -100,9 +100,8 @@ def test_slowed_holds_this_process_to_a_share_of_a_core_and_lets_go() -> None:
 
     from cityunit.bench.slow import PERIOD_US, Refused, slowed
 
-    with pytest.raises(Refused, match="1 or more"):
-        with slowed(0.5):
-            pass
+    with pytest.raises(Refused, match="1 or more"), slowed(0.5):
+        pass
     before = Path("/proc/self/cgroup").read_text()
     try:
         with slowed(20) as how:
