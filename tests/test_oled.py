@@ -18,13 +18,14 @@ from luma.core.interface.serial import i2c
 from luma.oled.device import sh1106, ssd1306, ssd1309
 from PIL import Image, ImageDraw
 
-from cityunit import oled
+from cityunit import oled, spi
 from cityunit.config import Hardware
 from cityunit.gestures import Button
-from cityunit.oled import SH1106, SSD1306, SSD1309, LumaPanel, SpiDev, inverse, pages
+from cityunit.oled import SH1106, SSD1306, SSD1309, LumaPanel, inverse, pages
 from cityunit.render import render
 from cityunit.rules import Rules
 from cityunit.screens import HourEndScreen
+from cityunit.spi import SpiDev
 from cityunit.unit import Unit
 from fakes import INTERFACES, WHOLE, Controller
 
@@ -351,7 +352,7 @@ def test_spidev_sets_its_speed_and_writes_the_bytes_as_they_are(tmp_path, monkey
     """The kernel's calls (SPI_IOC_WR_MAX_SPEED_HZ, write), on a file standing in for
     /dev/spidev0.0."""
     calls = []
-    monkeypatch.setattr(oled.fcntl, "ioctl", lambda fd, op, arg: calls.append((op, arg)))
+    monkeypatch.setattr(spi.fcntl, "ioctl", lambda fd, op, arg: calls.append((op, arg)))
     (tmp_path / "spidev0.1").write_bytes(b"")
     dev = SpiDev(tmp_path)
     dev.open(0, 1)
@@ -388,3 +389,70 @@ def test_every_golden_screen_ends_on_each_drivers_glass(kind, interface) -> None
     glass = Glass(kind, interface=interface)
     for path in sorted(Path(__file__).with_name("golden").glob("*.png")):
         assert glass.show(Image.open(path).convert("1")), path.name
+
+
+class Writes(Controller):
+    """The controller, and every write that reached it, in order."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__(kind)
+        self.log: list[tuple[int, tuple[int, ...]]] = []
+
+    def write_i2c_block_data(self, addr: int, register: int, data: list[int]) -> None:
+        super().write_i2c_block_data(addr, register, data)
+        self.log.append((register, tuple(data)))
+
+
+def play_with(kind: str, ready: bool, seed: int) -> tuple[list, int, int]:
+    """A game's screens through Display on a modelled controller; `ready`: the screens
+    the mode expects next are readied between frames, as the loop does when idle. The
+    bus's writes; how many shown frames had to be planned at the tap; how many shown."""
+    from functools import partial
+
+    from cityunit.display import Display
+
+    bus = Writes(kind)
+    panel = LumaPanel(bus.hardware, bus=bus)
+    display = Display(panel)
+    unit = Unit(Rules(), random.Random(seed))
+    unit.switch(True, 0)
+    planned_at_show = 0
+    real = panel._cheapest
+
+    def counted(*args):
+        nonlocal planned_at_show
+        planned_at_show += 1
+        return real(*args)
+
+    rng, t, shown = random.Random(seed), 0, 0
+    display.poll(0)
+    for _ in range(60):
+        button = rng.choice(list(Button))
+        unit.press(button, t)
+        t += rng.choice([60, 60, 60, 1_600])
+        unit.release(button, t)
+        start = t
+        for t in range(start, start + rng.choice([100, 2_000, 9_000]), 100):
+            unit.advance(t)
+            snapshot = unit.snapshot()
+            before = len(bus.log)
+            panel._cheapest = counted  # only what showing costs is counted
+            display.show(snapshot.screen, "en", t, partial(unit.mode.ahead, t))
+            panel._cheapest = real
+            if len(bus.log) > before:
+                shown += 1
+                assert bus.visible() == pages(render(snapshot.screen, "en"))
+            while ready and display.preparing:
+                display.prepare_next()
+    return bus.log, planned_at_show, shown
+
+
+@pytest.mark.parametrize("kind", ["ssd1306", "sh1106"])
+def test_screens_readied_ahead_send_the_same_bytes_and_cost_a_tap_no_planning(kind) -> None:
+    """Issue 23: what a tap or the next frame shows is rendered, packed and planned while
+    the loop idles, so showing it costs only the bus; the writes are the very same."""
+    ahead, planned, shown = play_with(kind, ready=True, seed=3)
+    plain, planned_plain, shown_plain = play_with(kind, ready=False, seed=3)
+    assert ahead == plain and shown == shown_plain > 100
+    assert planned_plain == shown_plain
+    assert planned < shown / 10, f"{planned} of {shown} frames were planned when shown"

@@ -369,3 +369,32 @@ def test_a_sighup_stops_the_simulator_cleanly_even_during_start_up(tmp_path: Pat
     kept, where the default action lost the seconds since its last save."""
     start_with_a_sigterm(tmp_path, _signals_on_import(("cityunit.cli", "SIGHUP")), "sim")
     start_with_a_sigterm(tmp_path, _signals_on_import(("cityunit_sim.board", "SIGHUP")), "sim")
+
+
+def test_the_loop_readies_what_a_tap_may_show_once_nothing_else_waits(rig: Rig) -> None:
+    """Issue 23: after a frame, the screens the mode expects next are rendered and planned
+    one at a time, and only while no work waits; a tap then shows its screen unplanned."""
+    display, panel = rig.board.display, rig.board.display.panel
+    rig.pin(POWER).drive_low()
+    rig.runtime.pump()  # ON: the hour screen; the next second's, an auction's, a permit's...
+    assert display is not None and display.preparing
+    order: list[str] = []
+    prepare = display.prepare_next
+
+    def ready() -> None:
+        order.append("ready")
+        prepare()
+        if not display.preparing:
+            rig.runtime.stop()
+
+    display.prepare_next = ready  # type: ignore[method-assign]
+    rig.runtime.call(lambda: order.append("work"))
+    rig.runtime.call(lambda: order.append("work"))
+    rig.runtime.run()
+    assert order == ["work", "work"] + ["ready"] * 4, order
+    planned = []
+    real = panel._cheapest
+    panel._cheapest = lambda *args: (planned.append(args), real(*args))[1]
+    rig.runtime.stopped = False
+    rig.press(AUCTION)
+    assert rig.unit.state()["mode"] == "auction" and planned == [], "readied before the tap"

@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Callable
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from luma.core.error import Error as LumaError
 from PIL import Image
@@ -44,6 +44,18 @@ class Panel(Protocol):
         """Release what it holds: the bus, and SPI's pins."""
 
 
+@runtime_checkable
+class Planning(Panel, Protocol):
+    """A panel that can work a frame out ahead (the Pi's OLED: its bytes and the writes
+    that take its memory there), so that showing it later costs only the bus."""
+
+    def prepare(self, image: Image.Image) -> None:
+        """Work `image` out against the memory as it is now; kept until that changes."""
+
+
+RENDERED = 16  # screens kept rendered: the ones a tap or the next frame may show, and some
+
+
 class Display:
     """A panel as the loop sees it: neither `show` nor `poll` raises for it. A failure
     is told once through `fault` ("lost: ...", then "back"), and the panel tried again."""
@@ -65,15 +77,51 @@ class Display:
         self.lost = False  # a fault was reported and the display has not come back
         self.frames_sent = 0
         self.closed = False
+        self._plan = panel.prepare if isinstance(panel, Planning) else None
+        self._rendered: dict[tuple[Screen, str], Image.Image] = {}
+        self._expected: list[tuple[Screen, str]] = []  # to ready, next first
 
-    def show(self, screen: Screen, language: str, now: int) -> None:
-        """Put `screen` up (rendered only if it changed since the last call)."""
+    @property
+    def preparing(self) -> bool:
+        """Screens wait to be readied (see `expect`)."""
+        return bool(self._expected)
+
+    def prepare_next(self) -> None:
+        """Ready one expected screen: rendered, and its writes worked out by the panel."""
+        screen, language = self._expected.pop()
+        image = self._render(screen, language)
+        if self._plan is not None and self.up:
+            try:
+                self._plan(image)
+            except (OSError, LumaError):  # (it sends nothing; a panel may still refuse)
+                self._expected.clear()
+
+    def _render(self, screen: Screen, language: str) -> Image.Image:
+        """`render`, remembered for the last RENDERED screens."""
+        key = (screen, language)
+        image = self._rendered.pop(key, None)
+        if image is None:
+            image = render(screen, language)
+            if len(self._rendered) >= RENDERED:
+                del self._rendered[next(iter(self._rendered))]  # the least recently used
+        self._rendered[key] = image
+        return image
+
+    def show(
+        self, screen: Screen, language: str, now: int, ahead: Callable[[], list[Screen]] = list
+    ) -> None:
+        """Put `screen` up (rendered only if it changed since the last call). `ahead`: the
+        screens that may come after it (the mode's guess), readied while the loop idles,
+        one `prepare_next` at a time, where the panel can plan ahead."""
         if (screen, language) == self._screen:
             return
         self._screen = (screen, language)
-        self._wanted = render(screen, language)
+        self._wanted = self._render(screen, language)
         if self.up:
             self._send(now)
+        self._expected = []
+        if self._plan is not None and self.up:
+            self._expected = [(s, language) for s in reversed(ahead())]
 
     def poll(self, now: int) -> None:
         """Start the panel (again) once its retry time has come."""

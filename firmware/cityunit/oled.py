@@ -16,19 +16,14 @@ on page p is pixel (x, 8p + k)).
 
 from __future__ import annotations
 
-import fcntl
-import os
 import re
-import struct
-from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, NamedTuple
 
-from luma.core.error import Error as LumaError
 from luma.oled.device import sh1106, ssd1306, ssd1309
 from PIL import Image
 
 from cityunit.config import Hardware
+from cityunit.spi import SpiDev, SpiPins
 
 Pages = list[bytes]  # display RAM, top page first: one byte per column, LSB at the top
 Run = tuple[int, int, int]  # (page, first column, last column) of a change
@@ -193,68 +188,10 @@ DRIVERS = {"ssd1306": SSD1306, "ssd1309": SSD1309, "sh1106": SH1106}
 Write = tuple[str, tuple[Any, ...]]  # ("command" or "data", its arguments)
 
 
-class SpiDev:
-    """What luma's spi asks of the spidev module, on /dev/spidevP.D with the standard
-    library: python3-spidev is not always installed, and its writebytes is this write()."""
-
-    SET_SPEED = 0x40046B04  # SPI_IOC_WR_MAX_SPEED_HZ, linux/spi/spidev.h
-
-    def __init__(self, dev: Path = Path("/dev")) -> None:
-        self._dev, self._fd, self._hz = dev, -1, 0
-
-    def open(self, port: int, device: int) -> None:
-        self._fd = os.open(self._dev / f"spidev{port}.{device}", os.O_RDWR | os.O_CLOEXEC)
-
-    @property
-    def max_speed_hz(self) -> int:
-        return self._hz
-
-    @max_speed_hz.setter
-    def max_speed_hz(self, hz: int) -> None:
-        fcntl.ioctl(self._fd, self.SET_SPEED, struct.pack("=I", hz))
-        self._hz = hz
-
-    def writebytes(self, data: Sequence[int]) -> None:
-        os.write(self._fd, bytes(data))
-
-    def close(self) -> None:
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
-
-
-class _GPIO:
-    """What luma's spi asks of RPi.GPIO for DC and RST, on gpiozero: the pin factory the
-    parts use (lgpio on a Pi, mock pins in tests), so that neither RPi.GPIO nor rpi-lgpio
-    is needed and the two pins are held as the unit's others are."""
-
-    LOW, HIGH, OUT = 0, 1, "out"
-
-    def __init__(self, factory: Any) -> None:
-        self._factory = factory
-        self._pins: dict[int, Any] = {}
-
-    def setup(self, pin: int, mode: str) -> None:
-        from gpiozero import DigitalOutputDevice
-
-        try:
-            self._pins[pin] = DigitalOutputDevice(pin, pin_factory=self._factory)
-        except Exception as e:  # gpiozero's errors, lgpio's 'GPIO busy': a display down
-            raise LumaError(f"GPIO{pin}: {e}") from e
-
-    def output(self, pin: int, level: int) -> None:
-        self._pins[pin].value = level
-
-    def cleanup(self) -> None:
-        for device in self._pins.values():
-            device.close()
-        self._pins.clear()
-
-
 class _Wire:
     """luma's serial interface, as the driver sees it; it can record instead of sending."""
 
-    def __init__(self, serial: Any, gpio: _GPIO | None = None) -> None:
+    def __init__(self, serial: Any, gpio: SpiPins | None = None) -> None:
         self.serial, self.gpio = serial, gpio
         self.recording: list[Write] | None = None
 
@@ -314,6 +251,9 @@ class LumaPanel:
         self._inverted = False  # whether the glass shows that memory flipped
         self._lit = False  # whether the glass is on
         self.sent = 0  # bytes the last frame put on the Pi's bus
+        Plan = tuple[int, Pages, bool, list[Window]]  # what `_cheapest` works out
+        self._planned: dict[bytes, Plan] = {}  # by frame, from the memory `_planned_from`
+        self._planned_from: Pages | None = None
 
     def start(self) -> None:
         """(Re)initialise the display; raises OSError or a luma Error if it does not answer."""
@@ -341,7 +281,7 @@ class LumaPanel:
         p = self._hardware
         if p.interface == "i2c":
             return _Wire(i2c(bus=self._bus, port=p.i2c_port, address=p.i2c_address))
-        gpio, bus = _GPIO(self._pins), SpiDev() if self._bus is None else self._bus
+        gpio, bus = SpiPins(self._pins), SpiDev() if self._bus is None else self._bus
         try:  # luma opens DC and RST, pulses RST, then opens the bus
             serial = spi(
                 spi=bus, gpio=gpio, port=p.spi_port, device=p.spi_device,
@@ -353,11 +293,22 @@ class LumaPanel:
             raise
         return _Wire(serial, gpio)
 
+    def prepare(self, image: Image.Image) -> None:
+        """Work out now, while the loop idles, what showing `image` would send: packed,
+        diffed and planned against the memory as it is (kept until that changes)."""
+        frame = pages(self._device.preprocess(image))
+        if self._planned_from is not self._ram:
+            self._planned, self._planned_from = {}, self._ram
+        key = b"".join(frame)
+        if self._ram is not None and key not in self._planned:
+            self._planned[key] = self._cheapest(frame, self._ram)
+
     def display(self, image: Image.Image) -> None:
         """Send what changed since the last frame, the whole frame when that is unknown."""
         frame = pages(self._device.preprocess(image))
         old, self._ram = self._ram, None  # unknown until every write has gone through
-        self.sent, ram, inverted, plan = self._cheapest(frame, old)
+        ready = self._planned.get(b"".join(frame)) if self._planned_from is old else None
+        self.sent, ram, inverted, plan = ready or self._cheapest(frame, old)
         self._device.send(ram, plan)
         if inverted != self._inverted:
             self._device.command(INVERTED if inverted else NORMAL)

@@ -103,6 +103,9 @@ class MeasuredPanel:
     def start(self) -> None:
         self.panel.start()
 
+    def prepare(self, image: Image.Image) -> None:
+        self.panel.prepare(image)
+
     def display(self, image: Image.Image) -> None:
         before = self.bus.wire_bytes
         self.panel.display(image)

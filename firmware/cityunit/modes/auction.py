@@ -7,7 +7,7 @@ from cityunit import lights, sounds
 from cityunit.events import EventKind
 from cityunit.gestures import Button
 from cityunit.modes.base import Context, Mode
-from cityunit.screens import AuctionScreen, Screen
+from cityunit.screens import AuctionScreen, Screen, SoldScreen
 
 FRAME_MS = 500  # the dots move on this often
 
@@ -80,6 +80,10 @@ class Auction(Mode):
             left = self._start + self._length - now
             at = min(at, now + (left % 1000 or 1000))
         return at
+
+    def ahead(self, now: int) -> list[Screen]:
+        """Its next dot, STOPPED for a tap, SOLD! for its end."""
+        return [*super().ahead(now), SoldScreen(True), SoldScreen(False)]
 
     # ----- what the players do ----------------------------------------------------------
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from cityunit.gestures import Button
+from cityunit.modes import openings
 from cityunit.modes.base import Context, Mode
 from cityunit.screens import HourScreen, Screen, SoldScreen
 
@@ -51,6 +52,11 @@ class Idle(Mode):
             tick = now + 1000 - game.elapsed(now) % 1000
             return tick if banner is None else min(tick, banner)
         return banner
+
+    def ahead(self, now: int) -> list[Screen]:
+        game = self.unit.game
+        menu = openings.menu_page(0, game.rules, game.history)
+        return [*super().ahead(now), openings.auction(game.rules), openings.PERMIT, menu]
 
     def tap(self, button: Button) -> None:
         if button is Button.AUCTION:

@@ -6,9 +6,10 @@ from __future__ import annotations
 from cityunit import settings, sounds
 from cityunit.gestures import Button
 from cityunit.modes.base import Context, Mode
-from cityunit.screens import MenuScreen, Screen
+from cityunit.modes.openings import MENU_ITEMS as ITEMS
+from cityunit.modes.openings import menu_page
+from cityunit.screens import Screen
 
-ITEMS = [s.name for s in settings.SETTINGS] + ["history", "new_game"]
 IDLE_MS = 30_000  # the menu closes by itself after this long untouched
 
 
@@ -31,13 +32,15 @@ class Menu(Mode):
         self.unit.cues.play(sounds.MENU_CLOSE, self.unit.now)
 
     def screen(self, now: int) -> Screen:
-        game, item = self.unit.game, ITEMS[self._item]
-        lang = game.rules.language
-        setting = settings.BY_NAME.get(item)
-        if setting is None:
-            return MenuScreen(self._item, len(ITEMS), item, permits=tuple(game.history))
-        value = setting.label(setting.get(game.rules), lang)
-        return MenuScreen(self._item, len(ITEMS), item, setting.title[lang], value)
+        return menu_page(self._item, self.unit.game.rules, self.unit.game.history)
+
+    def ahead(self, now: int) -> list[Screen]:
+        """BUILD's next item; AUCTION's next choice of a setting."""
+        rules, history, item = self.unit.game.rules, self.unit.game.history, ITEMS[self._item]
+        out = [menu_page((self._item + 1) % len(ITEMS), rules, history)]
+        if item in settings.BY_NAME:
+            out.append(menu_page(self._item, settings.cycle(rules, item), history))
+        return out
 
     def tap(self, button: Button) -> None:
         unit, item = self.unit, ITEMS[self._item]

@@ -6,12 +6,13 @@ from __future__ import annotations
 from cityunit import lights, sounds
 from cityunit.events import EventKind
 from cityunit.gestures import Button
+from cityunit.modes import openings
 from cityunit.modes.base import Context, Mode
 from cityunit.permit import Permit, draw
 from cityunit.screens import PermitScreen, Screen
 
 STATION_FLASH_MS = 400
-FACES = tuple(Permit)  # the draw animation runs through every face
+FACES = tuple(Permit)  # the draw animation runs through every face, from openings.PERMIT
 
 
 class PermitDraw(Mode):
@@ -67,6 +68,14 @@ class PermitDraw(Mode):
         else:
             return None
         return now + step - (now - self._since) % step
+
+    def ahead(self, now: int) -> list[Screen]:
+        """The next face, then the permit itself (decided at the press); once it shows,
+        another draw; an auction's start either way."""
+        auction = openings.auction(self.unit.game.rules)
+        if self._shown is None and self._drawn is not None:
+            return [*super().ahead(now), PermitScreen(self._drawn), auction]
+        return [*super().ahead(now), openings.PERMIT, auction]
 
     def tap(self, button: Button) -> None:
         if button is Button.AUCTION:
