@@ -187,5 +187,7 @@ def test_a_full_card_and_a_power_cut_as_a_tester_scripts_them() -> None:
         resumed = unit.wait_for("resume", within_ms=0)
         assert (resumed["hour"], resumed["hour_elapsed_ms"]) == (1, 20_000)
         assert unit.state()["hour_elapsed_ms"] == 20_000
+        again = unit.wait_for("fault", within_ms=0, part="state")
+        assert again["detail"].startswith("cannot save"), "as a new process, it says so again"
         unit.fault("save", "ok")
         assert unit.wait_for("fault", within_ms=5_000, part="state")["detail"] == "back"

@@ -520,3 +520,20 @@ def test_a_unit_that_cannot_lock_leaves_other_writers_temp_files_alone(
         store.Saver(tmp_path).close()
     assert "cannot lock the state directory" in caplog.text
     assert temp.exists(), "not ours to clear without the lock"
+
+
+def test_a_stop_while_saves_fail_says_the_game_is_not_kept(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The journal's last word for the next start: the stop's own save failed too."""
+
+    def full() -> None:
+        raise OSError(28, "No space left on device")
+
+    saver = store.Saver(tmp_path, check=full)
+    saver.save(STATE)
+    saver.close()
+    said = [r.getMessage() for r in caplog.records]
+    assert said[-1].endswith("the game as it stood at the stop is not saved"), said
+    saver.save(STATE)  # after the close: said, not written through a lock let go
+    assert caplog.records[-1].getMessage().endswith("after the saver closed, not saved")

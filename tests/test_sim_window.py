@@ -83,7 +83,7 @@ def play() -> Iterator[Play]:
 
 AUCTION = next(b.center for b in BUTTONS if b.name == "auction")
 BUILD = next(b.center for b in BUTTONS if b.name == "build")
-GLOW = (CENTER[0], CENTER[1] + RADIUS + 14)  # just outside the rim, below the body
+GLOW = (CENTER[0], CENTER[1] + RADIUS + 6)  # just outside the lid, below it
 
 
 def test_clicking_the_switch_and_a_button_goes_through_the_real_input_path(play: Play) -> None:
@@ -258,37 +258,45 @@ def test_the_window_draws_the_case_as_printed() -> None:
     """The window drew a cream lid with the switch on its face; the case a maker prints
     (hardware/enclosure/cityunit.scad) has a red lid and the switch in the side wall. The
     drawing's places and colours are the model's."""
+    import ast
     import re
 
     from cityunit_sim import view
 
     scad = (Path(__file__).resolve().parents[1] / "hardware/enclosure/cityunit.scad").read_text()
+    flat = re.sub(r"\s+", " ", scad)
 
     def value(name: str) -> object:
         found = re.search(rf"^{name}\s*=\s*([^;]+);", scad, re.M)
         assert found, name
-        return eval(found[1].replace("[", "(").replace("]", ")"))  # numbers and lists only
+        return ast.literal_eval(found[1].replace("[", "(").replace("]", ")"))
+
+    def says(pattern: str) -> bool:
+        return re.search(pattern.replace(" ", r"\s*"), flat) is not None
 
     assert value("diameter") == view.DIAMETER_MM
     assert value("buttons") == (view.BUTTONS_MM["auction"], view.BUTTONS_MM["build"])
     assert "AUCTION left, BUILD right" in scad
+    assert says(r"module button\(b\) .* cylinder\(h = 3, d = 19\)") and view.BUTTON_CAP_MM == 19
     assert (value("led_at"), value("led_d")) == (view.LED_MM, view.LED_D_MM)
-    assert (
-        value("buzzer_at") == view.BUZZER_MM
-        and "rotate(a)\n            translate([3.5, 0, 0]) cylinder(h = lid_t + 2, d = 2)" in scad
-    )
-    assert value("oled_y") + 1.5 == view.OLED_MM and "1.5, 1.8]" in scad  # O[10]
+    assert value("buzzer_at") == view.BUZZER_MM
+    assert says(r"rotate\(a\) translate\(\[3\.5, 0, 0\]\) cylinder\(h = lid_t \+ 2, d = 2\)")
+    assert value("oled_y") + 1.5 == view.OLED_MM and says(r"1\.5, 1\.8\]")  # O[10]
     assert value("bosses") == view.SCREWS_DEG
     assert value("diameter") / 2 - value("wall") - 3.5 == view.SCREW_MM
-    assert "translate([-r - 1, 0, switch_z]) rotate([0, 90, 0])" in scad, "-x wall, y = 0"
-    assert 'color("firebrick") thing("lid")' in scad and view.LID == (178, 34, 34)
-    assert 'color("dimgray") toggle()' in scad and view.PART == (105, 105, 105)
+    assert says(r"translate\(\[-r - 1, 0, switch_z\]\) rotate\(\[0, 90, 0\]\)"), "-x wall, y=0"
+    assert says(r"cylinder\(h = 2, d = 11\)") and view.NUT_MM == (2, 11), "the toggle's nut"
+    assert says(r'color\("firebrick"\) thing\("lid"\)') and view.LID == (178, 34, 34)
+    assert says(r'color\("dimgray"\) toggle\(\)') and view.PART == (105, 105, 105)
     with Play() as p:
         p.wait(0)
-        lid = p.pixel(view.at((0, -15)))
-        assert lid == view.LID, "the lid is red"
-        switch = view.SWITCH.center
-        assert math.dist(switch, view.CENTER) > view.RADIUS, "the switch is out of the wall"
+        assert p.pixel(view.at((0, -15))) == view.LID, "the lid is red"
+        assert math.dist(view.SWITCH.center, view.CENTER) > view.RADIUS, "out of the wall"
         assert p.pixel((view.WALL_X - 3, view.CENTER[1])) == view.PART, "its nut on the wall"
-        p.click(switch)
+        assert p.window.view.hit((view.WALL_X + 2, view.CENTER[1])) is None, "not on the lid"
+        led_bottom = view.at(view.LED_MM)[1] + round(view.LED_D_MM * view.MM / 2) + 1
+        window = view.UnitView.oled_rect().inflate(2 * view.BEZEL, 2 * view.BEZEL)
+        assert led_bottom < window.top, "the LED clear of the screen's window"
+        assert view.CENTER[0] + view.RADIUS + view.GLOW <= view.SIZE[0], "the glow whole"
+        p.click(view.SWITCH.center)
         assert p.board.runtime.snapshot.power, "and a click flips it"

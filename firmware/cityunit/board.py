@@ -4,9 +4,10 @@ the bench and the tests.
 What differs between them is injected: the clock (real or virtual), the pin factory
 (lgpio on a Pi, mock pins elsewhere), the kernel's PWM channels (on a Pi), the
 display's panel (by default the one the config names), the random seed, where the game
-is kept (a directory, or a simulator's memory). A Board is a context manager; leaving
-it, or closing it, saves the game as it stands, blanks the screen, leaves the LED off and
-the buzzer silent, and releases every pin. A board that fails half-built closes what it had opened.
+is kept (a directory, or a Saver the caller made: a simulator's). A Board is a context
+manager; leaving it, or closing it, saves the game as it stands, blanks the screen,
+leaves the LED off and the buzzer silent, and releases every pin. A board that fails
+half-built closes what it had opened.
 """
 
 from __future__ import annotations
@@ -144,7 +145,8 @@ class Board:
         pwm_root: Path | None = None,
         panel: Panel | Literal["config"] | None = "config",
         seed: int | None = None,
-        state_dir: Path | Literal["memory"] | None = None,
+        state_dir: Path | None = None,
+        saver: store.Saver | None = None,
         inbox: Inbox | None = None,
         heartbeat: tuple[int, Callable[[], None]] | None = None,
         status: Callable[[str], None] | None = None,
@@ -154,11 +156,9 @@ class Board:
         self.clock = clock
         with contextlib.ExitStack() as opened:
             self.inbox = inbox if inbox is not None else opened.enter_context(Inbox())
-            saved, saver = None, None
-            if state_dir is not None:  # on the virtual clock, each save in its turn
-                kept = None if state_dir == "memory" else state_dir
-                saver = opened.enter_context(store.Saver(kept, threaded=not clock.virtual))
-                saved = saver.restore()
+            if saver is None and state_dir is not None:  # virtual clock: each save in its turn
+                saver = store.Saver(state_dir, threaded=not clock.virtual)
+            saved = None if saver is None else opened.enter_context(saver).restore()
             self.parts = opened.enter_context(
                 Parts(config, self._edge, pin_factory, pwm_root, on_fault=self._fault)
             )

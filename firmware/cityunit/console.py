@@ -309,9 +309,7 @@ class Session:
         clock = self.runtime.clock
         assert isinstance(clock, VirtualClock)
         self.runtime.advance_to(clock.now_ms() + ms, clock)
-        self.runtime.deliver()
-        if self.runtime.saver is not None:  # the OK means kept: a kill after it loses only
-            self.runtime.saver.flush()  # what a real unit would (under one save's 5 s)
+        self.runtime.deliver()  # (each save is written in its turn on the virtual clock)
 
     def _settings(self, args: list[str]) -> str:
         self._arity(args, 0, "SETTINGS")

@@ -123,6 +123,15 @@ class Display:
         if self._plan is not None and self.up:
             self._expected = [(s, language) for s in reversed(ahead())]
 
+    def due(self, now: int) -> bool:
+        """Its next try is due by `now`."""
+        return self.retry_at is not None and self.retry_at <= now
+
+    def restart(self, now: int) -> None:
+        """As at power-on: started again at once, and a loss before it said no more."""
+        self.up, self.lost, self.retry_at = False, False, now
+        self.poll(now)
+
     def poll(self, now: int) -> None:
         """Start the panel (again) once its retry time has come."""
         if self.up or self.retry_at is None or now < self.retry_at:

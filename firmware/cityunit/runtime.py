@@ -27,6 +27,7 @@ from cityunit.display import Display
 from cityunit.events import OUTPUT_CHANGES, Event
 from cityunit.inbox import Inbox, Input, Reload, Stop, Work
 from cityunit.parts import Parts
+from cityunit.timers import earliest
 from cityunit.unit import SAVE_EVERY_MS, Snapshot, Unit
 
 log = logging.getLogger(__name__)
@@ -79,12 +80,11 @@ class Runtime:
         self._status = status  # told a line such as "hour 2, auction" on each change
         self.on_reload: Callable[[], None] | None = None  # what a Reload does
         # A simulator's: FAULT's words to a part it breaks (ValueError: words it refuses),
-        # and what mends every part it broke.
+        # what mends every part it broke (RESET), and whether a virtual clock's advance
+        # draws each frame at its time, as a real loop does (a display's faults then come
+        # when they would on a Pi), not only where it ends (with a display: ~10x the time).
         self.inject_fault: Callable[[list[str]], None] | None = None
         self.mend: Callable[[], None] = lambda: None
-        # On the virtual clock, a frame drawn at each of its times inside an advance, as a
-        # real loop draws them (a display's faults then come when they would on a Pi), not
-        # only where the advance ends (an hour with a display: ~10x the time).
         self.every_frame = False
 
     # ----- who is told (loop thread) -----------------------------------------------------
@@ -172,19 +172,17 @@ class Runtime:
             work(at)
 
     def next_deadline(self) -> int | None:
-        deadlines = [self.unit.next_deadline(), self._loop_deadline(), self._heartbeat_due]
-        return min((d for d in deadlines if d is not None), default=None)
+        return earliest(self.unit.next_deadline(), self._loop_deadline(), self._heartbeat_due)
 
     def advance_to(self, t: int, clock: VirtualClock) -> None:
         """On the virtual clock: every deadline up to `t`, in order. The core's run inside
         its advance; those the world acts on (a display's next try, a failed save's, the
         core's saves, and its frames with `every_frame`) each get a step at their time, as
         the real clock would give them."""
-        while (due := self._stop_at()) is not None and due <= t:
+        while (due := self._step_due()) is not None and due <= t:
             clock.set_ms(now := max(due, clock.now_ms()))
             self._run_later(now)
-            retry = None if self.display is None else self.display.retry_at
-            if self.every_frame or (retry is not None and retry <= now):
+            if self.every_frame or (self.display is not None and self.display.due(now)):
                 self.step()
             else:  # a save: the outputs follow where the advance ends, as they did
                 self.unit.advance(now)
@@ -193,15 +191,16 @@ class Runtime:
         self.unit.advance(t)
 
     def _loop_deadline(self) -> int | None:
+        """The loop's own next work: a display's next try, work for later (a retried save)."""
         retry = None if self.display is None else self.display.retry_at
-        later = self._later[0][0] if self._later else None
-        return min((d for d in (retry, later) if d is not None), default=None)
+        return earliest(retry, self._later[0][0] if self._later else None)
 
-    def _stop_at(self) -> int | None:
-        own = self._loop_deadline()
+    def _step_due(self) -> int | None:
+        """Where a virtual clock's advance gives the loop a step: its own work, and the
+        core's saves and (`every_frame`) frames."""
         frames = self.every_frame and self.display is not None
-        core = self.unit.outside_due(frames) if self.saver or frames else None
-        return min((d for d in (own, core) if d is not None), default=None)
+        core = self.unit.loop_due(frames) if self.saver or frames else None
+        return earliest(self._loop_deadline(), core)
 
     def step(self) -> None:
         """Bring the core up to now and make the world follow it."""
@@ -240,7 +239,7 @@ class Runtime:
         effects = unit.drain()
         if effects.save and self.saver is not None:
             self.saver.save(unit.saved())
-        if self._keep(now):  # a save's trouble told, after what came before it
+        if self._tell_save_trouble(now):  # after what came before it
             effects.events += unit.drain().events
         listeners = tuple(self._listeners)  # once a batch: one leaving skips nobody
         for event in effects.events:
@@ -250,7 +249,7 @@ class Runtime:
             self._power_off()
         self._beat(now)
 
-    def _keep(self, now: int) -> bool:
+    def _tell_save_trouble(self, now: int) -> bool:
         """A save that failed is told once (a `fault` of the state, then `back`: True when
         told) and the game handed over again every SAVE_EVERY_MS while saves fail, even
         with its clock stopped (OFF, paused), when the core asks for no save of its own."""
@@ -280,13 +279,26 @@ class Runtime:
 
     def reset(self) -> None:
         """Back to power-on (a simulator's RESET): the core as it started, every part
-        broken on purpose mended, and the fresh game saved, so that a power cut after it
-        finds no older game."""
+        broken on purpose mended, nothing known of the parts, and the fresh game saved
+        before the reply, so that a power cut after it finds no older game."""
         self.unit.reset()
         self.mend()
-        self.every_frame = False
+        if self.saver is not None:
+            self.saver.flush(1.0)  # a save on its way fails or lands before the forgetting
+        self.restarted()
         if self.saver is not None:
             self.saver.save(self.unit.saved())
+            self.saver.flush(1.0)
+
+    def restarted(self) -> None:
+        """The core was put back to power-on (RESET, or a simulator's power cut): what the
+        loop knew of the parts is forgotten, as a new process knows nothing. The display
+        starts again at once, and a save that fails is news again."""
+        self._save_trouble = None
+        if self.saver is not None:
+            self.saver.forget_trouble()
+        if self.display is not None:
+            self.display.restart(self.clock.now_ms())
 
     def fault(self, part: str, detail: str) -> None:
         """A part failed or came back (loop thread): the core tells it as an event."""

@@ -179,15 +179,23 @@ class Saver:
     save is written in its turn: time stands still meanwhile, and its outcome is known
     when `save` returns."""
 
-    def __init__(self, directory: Path | None, threaded: bool = True) -> None:
+    def __init__(
+        self,
+        directory: Path | None,
+        threaded: bool = True,
+        check: Callable[[], None] = lambda: None,
+    ) -> None:
+        """`check` runs before each write: a simulator's card, broken on purpose, raises
+        the OSError a real one does there."""
         self.path = None if directory is None else directory / FILENAME
+        self.threaded = threaded
+        self._check = check
         self._lock = None if directory is None else _lock(directory)
         locked = directory if self._lock is not None else None
         stale = locked.glob(f".{FILENAME}.*.tmp") if locked is not None else ()
         for temp in stale:  # a killed writer's, and only ours to clear once we hold the lock
             with contextlib.suppress(OSError):
                 temp.unlink()
-        self.write: Callable[[bytes], None] = self._write  # (a simulator's FAULT SAVE wraps it)
         self.trouble: str | None = None  # why the last save failed; None once one works
         self.on_trouble: Callable[[], None] = lambda: None  # told when `trouble` changes
         self._kept: bytes | None = None  # the game, with no directory to keep it in
@@ -198,6 +206,10 @@ class Saver:
         self._thread = threading.Thread(target=self._run, name="state-saver", daemon=True)
         if threaded:
             self._thread.start()
+
+    def forget_trouble(self) -> None:
+        """As a new process: a save that fails from now on is news again."""
+        self.trouble = None
 
     @property
     def where(self) -> str:
@@ -223,23 +235,23 @@ class Saver:
     def save(self, state: dict[str, Any]) -> None:
         """Hand a snapshot over and return at once (unthreaded: once it is written)."""
         data = encode(state)
-        if not self._thread.is_alive():  # unthreaded, or closed: written now, not lost
+        if self.closed:
+            log.error("%s: a game handed over after the saver closed, not saved", self.where)
+        elif not self.threaded:
             self._written(data)
-            return
-        with self._cond:
-            self._pending = data
-            self._cond.notify()
-
-    def _write(self, data: bytes) -> None:
-        if self.path is None:
-            self._kept = data
         else:
-            save_atomic(self.path, data)
+            with self._cond:
+                self._pending = data
+                self._cond.notify()
 
     def _written(self, data: bytes) -> None:
         """One snapshot written, or the reason it could not be, said when it changes."""
         try:
-            self.write(data)
+            self._check()
+            if self.path is None:
+                self._kept = data
+            else:
+                save_atomic(self.path, data)
             trouble = None
         except OSError as e:
             trouble = e.strerror or str(e)
@@ -279,12 +291,16 @@ class Saver:
 
     def close(self, timeout: float = 5.0) -> None:
         """Every snapshot handed over is written, then the thread ends. Idempotent."""
+        if self.closed:
+            return
         self.flush(timeout)
         with self._cond:
             self.closed = True
             self._cond.notify_all()
-        if self._thread.is_alive():
+        if self.threaded:
             self._thread.join(timeout)
+        if self.trouble is not None:  # the last word in the journal, for the next start
+            log.error("%s: the game as it stood at the stop is not saved", self.where)
         if self._lock is not None:
             os.close(self._lock)
             self._lock = None

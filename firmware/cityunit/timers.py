@@ -12,6 +12,11 @@ import heapq
 from collections.abc import Callable
 
 
+def earliest(*times: int | None) -> int | None:
+    """The first of the times that are set (None: none is)."""
+    return min((t for t in times if t is not None), default=None)
+
+
 class Timer:
     """One pending time at most: setting it again moves it."""
 

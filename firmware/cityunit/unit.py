@@ -31,7 +31,7 @@ from cityunit.hour import HOUR_MS, HourClock
 from cityunit.permit import Permit
 from cityunit.rules import Rules
 from cityunit.screens import Screen
-from cityunit.timers import Timers
+from cityunit.timers import Timers, earliest
 
 SAVE_EVERY_MS = 5_000  # while the game clock runs: a crash loses at most this much play
 
@@ -134,10 +134,9 @@ class Unit(modes.Context):
         """Its earliest timer: an output's next step, a mode's, the next frame or save."""
         return self.timers.next()
 
-    def outside_due(self, frames: bool) -> int | None:
+    def loop_due(self, frames: bool) -> int | None:
         """The next save (and frame): a virtual clock's loop steps there, as a real one does."""
-        due = (self._save.at, self._frame.at if frames else None)
-        return min((t for t in due if t is not None), default=None)
+        return earliest(self._save.at, self._frame.at if frames else None)
 
     def _followed(self) -> None:
         """After each timer: the LED and the buzzer follow, and observers are told to

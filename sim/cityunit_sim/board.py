@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
@@ -66,6 +65,9 @@ class Breakage:
         self.error = error
         self.broken = False
         self.failing = 0  # uses still to fail
+
+    def mend(self) -> None:
+        self.broken, self.failing = False, 0
 
     def use(self) -> None:
         if self.broken or self.failing:
@@ -125,11 +127,6 @@ def _count(word: str) -> bool:
     return word.isascii() and word.isdigit() and int(word) <= 10**6
 
 
-def _through(breakage: Breakage, write: Callable[[bytes], None], data: bytes) -> None:
-    breakage.use()
-    write(data)
-
-
 class SwitchPin(MockPWMPin):  # type: ignore[misc]  # gpiozero has no types
     """A contact that can be closed before the unit opens its pin (gpiozero's mock pins
     follow their pull-up when opened): the switch left ON when the simulator last stopped."""
@@ -167,14 +164,12 @@ class SimBoard(Board):
             switch.on = True
         self.oled = Mirror() if observed else None
         self.glass = Glass(self.oled)
+        self.card = Breakage(errno.ENOSPC)  # where the game is saved, as a full card fails
+        saver = store.Saver(state_dir, threaded=not clock.virtual, check=self.card.use)
         super().__init__(
             config, clock, pin_factory=self.factory, panel=self.glass if observed else None,
-            seed=seed, state_dir=state_dir or "memory", inbox=inbox,
+            seed=seed, saver=saver, inbox=inbox,
         )  # fmt: skip
-        self.card = Breakage(errno.ENOSPC)  # where the game is saved, as a full card fails
-        saver = self.runtime.saver
-        assert saver is not None
-        saver.write = partial(_through, self.card, saver.write)
         self.runtime.inject_fault = self._inject
         self.runtime.mend = self._mend
         self.hands = clock if isinstance(clock, HandClock) else None
@@ -203,23 +198,27 @@ class SimBoard(Board):
         fail), SAVE FAIL|OK|<n> (every save, or the next n), POWER CUT. From the first
         display fault on, every frame is drawn at its time, also inside an ADVANCE, and
         headless, the glass gets a Display of its own, as the Pi's would."""
+        bus = self.glass.bus
         match words:
-            case ["display", "gone" | "back" as state]:
-                self.glass.bus.broken = state == "gone"
+            case ["display", "gone"]:
+                bus.broken = True
+            case ["display", "back"]:
+                bus.mend()
             case ["bus", count] if _count(count):
-                self.glass.bus.failing = int(count)
-            case ["save", "fail" | "ok" as state]:
-                self.card.broken = state == "fail"
+                bus.failing = int(count)
+            case ["save", "fail"]:
+                self.card.broken = True
+            case ["save", "ok"]:
+                self.card.mend()
             case ["save", count] if _count(count):
                 self.card.failing = int(count)
             case ["power", "cut"]:
                 self.power_cut()
-                return
             case _:
                 raise ValueError(
                     "expected DISPLAY GONE|BACK, BUS <writes>, SAVE FAIL|OK|<saves> or POWER CUT"
                 )
-        if words[0] in ("display", "bus"):  # each frame counts now, as a Pi's write does
+        if bus.broken or bus.failing:  # each frame counts now, as a Pi's write does
             self.runtime.every_frame = True
             if self.runtime.display is None:
                 self.display = self.runtime.display = Display(
@@ -228,23 +227,24 @@ class SimBoard(Board):
                 self._opened.callback(self.display.close)
 
     def _mend(self) -> None:
-        """Every part FAULT broke works again (RESET: a test after another starts whole)."""
-        for breakage in (self.glass.bus, self.card):
-            breakage.broken, breakage.failing = False, 0
+        """Every part FAULT broke works again (RESET: a test after another starts whole),
+        and frames are drawn where commands end again."""
+        self.glass.bus.mend()
+        self.card.mend()
+        self.runtime.every_frame = False
 
     def power_cut(self) -> None:
         """The power lost and back (loop thread): all that was not saved is gone, and the
-        unit starts again from what was, the switch where it stood (a game that was on
-        goes on from its last save, at most 5 s of play behind). The simulator's own
-        clock goes on."""
+        unit starts again from what the card holds (a save on its way may or may not have
+        landed, as on a Pi), the switch where it stood, the parts as they are. The
+        simulator's own clock goes on."""
         runtime, unit = self.runtime, self.unit
         runtime.deliver()  # what happened before the cut is told first
-        saver = runtime.saver
-        assert saver is not None
-        saver.flush()  # a save already on its way reaches the card
-        switch_on, saved = unit.power, saver.restore()
+        assert runtime.saver is not None
+        switch_on, saved = unit.power, runtime.saver.restore()
         unit.reset()
         unit.boot(switch_on, saved, unit.now)
+        runtime.restarted()
         runtime.step()
 
     def _menu_in_real_time(self) -> None:

@@ -32,15 +32,18 @@ BUZZER_MM = (0, -40)  # seven 2 mm holes: one in the middle, six on a 3.5 mm cir
 OLED_MM = 14 + 1.5  # the active area's centre: the module's, and 1.5 mm above it
 SCREWS_DEG, SCREW_MM = (100, 210, 330), DIAMETER_MM / 2 - 2.4 - 3.5
 # the switch's bushing comes out of the -x wall at y = 0: its nut, thread and lever
-NUT_MM, BUSHING_MM, LEVER_MM = (2, 11), (4, 6), 10
+# (the model's lever is the room it may take, 20 mm straight out; drawn as a real one leans)
+NUT_MM, BUSHING_MM, LEVER_MM, LEAN_DEG = (2, 11), (3, 6), 9, 30
 
 SIZE = (640, 800)
 MM = 5  # drawing pixels a millimetre
-CENTER = (360, 320)  # right of the middle: the switch's lever sticks out on the left
+CENTER = (345, 320)  # right of the middle: the switch's lever sticks out on the left
 RADIUS = DIAMETER_MM * MM // 2
 SCALE = 3
 OLED_AT = (CENTER[0] - WIDTH * SCALE // 2, CENTER[1] - round(OLED_MM * MM) - HEIGHT * SCALE // 2)
 TONE_AT = (520, 622)  # a fixed place, clear of the longest clock line
+GLOW = 20  # the light's glow around the case, wide
+BEZEL = 1  # the lid's window around the OLED, wide
 
 BG = (28, 31, 36)
 LID = (178, 34, 34)  # the model's "firebrick"
@@ -79,7 +82,7 @@ BUTTONS = tuple(
     )
 )
 WALL_X = CENTER[0] - RADIUS
-SWITCH = pygame.Rect(0, CENTER[1] - 60, WALL_X + 4, 120)  # where a click flips it
+SWITCH = pygame.Rect(0, CENTER[1] - 60, WALL_X, 120)  # where a click flips it: off the lid
 
 
 def _font(size: int) -> pygame.font.Font:
@@ -112,7 +115,7 @@ class UnitView:
         for b in BUTTONS:
             if math.dist(pos, b.center) <= b.radius:
                 return b.name
-        if SWITCH.inflate(16, 16).collidepoint(pos):
+        if SWITCH.collidepoint(pos):
             return "power"
         return None
 
@@ -144,8 +147,8 @@ class UnitView:
     def _glow_ring(self, level: float) -> pygame.Surface:
         ring = pygame.Surface(SIZE, pygame.SRCALPHA)
         if level > 0:
-            for i in range(30, 0, -2):
-                alpha = int(level * 150 * (1 - i / 30) ** 1.5)
+            for i in range(GLOW, 0, -2):
+                alpha = int(level * 150 * (1 - i / GLOW) ** 1.5)
                 pygame.draw.circle(ring, (255, 40, 30, alpha), CENTER, RADIUS + i)
         return ring
 
@@ -161,7 +164,7 @@ class UnitView:
         r, g, b = 90 + int(165 * level), 16 + int(40 * level), 16 + int(30 * level)
         x, y = at(LED_MM)
         radius = round(LED_D_MM * MM / 2)
-        pygame.draw.circle(self.surface, (60, 16, 16), (x, y), radius + 2)
+        pygame.draw.circle(self.surface, (60, 16, 16), (x, y), radius + 1)
         pygame.draw.circle(self.surface, (r, g, b), (x, y), radius)
         if level > 0.05:
             pygame.draw.circle(self.surface, (255, 200, 190), (x - 4, y - 4), 3)
@@ -201,7 +204,7 @@ class UnitView:
     def _oled(self) -> None:
         """Behind the lid's window, whose edges open out at 45 degrees."""
         rect = self.oled_rect()
-        pygame.draw.rect(self.surface, (96, 16, 16), rect.inflate(8, 8), border_radius=4)
+        pygame.draw.rect(self.surface, (96, 16, 16), rect.inflate(2 * BEZEL, 2 * BEZEL))
         self.surface.blit(pygame.transform.scale(self.oled_surface(), rect.size), rect)
         self.surface.blit(self._grid, rect)
 
@@ -226,7 +229,7 @@ class UnitView:
         thread = pygame.Rect(nut.left - thread_w, y - thread_h // 2, thread_w, thread_h)
         pygame.draw.rect(self.surface, PART, nut)
         pygame.draw.rect(self.surface, (140, 140, 146), thread)
-        lean = math.radians(25)
+        lean = math.radians(LEAN_DEG)
         end = (
             thread.left - round(LEVER_MM * MM * math.cos(lean)),
             y + round(LEVER_MM * MM * math.sin(lean)) * (-1 if on else 1),
