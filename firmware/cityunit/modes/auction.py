@@ -82,8 +82,8 @@ class Auction(Mode):
         return at
 
     def ahead(self, now: int) -> list[Screen]:
-        """Its next dot, STOPPED for a tap, SOLD! for its end."""
-        return [*super().ahead(now), SoldScreen(True), SoldScreen(False)]
+        """STOPPED for a tap, SOLD! for its end, its next dot."""
+        return [SoldScreen(True), SoldScreen(False), *super().ahead(now)]
 
     # ----- what the players do ----------------------------------------------------------
 

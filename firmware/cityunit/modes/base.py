@@ -98,9 +98,10 @@ class Mode:
         return None
 
     def ahead(self, now: int) -> list[Screen]:
-        """The screens it may show next, for the display to ready while the unit idles
-        (a tap then costs only the bus): its next frame, and (the modes add them) the
-        first screens its taps lead to (`openings`). A guess: a miss costs time alone."""
+        """The screens it may show next, the likeliest first, for the display to ready
+        while the unit idles (a tap then costs only the bus): its next frame, and (the
+        modes add them) the first screens its taps lead to (`openings`). A guess: a miss
+        costs time alone."""
         at = self.next_frame(now)
         return [] if at is None else [self.screen(at)]
 

@@ -56,7 +56,7 @@ class Idle(Mode):
     def ahead(self, now: int) -> list[Screen]:
         game = self.unit.game
         menu = openings.menu_page(0, game.rules, game.history)
-        return [*super().ahead(now), openings.auction(game.rules), openings.PERMIT, menu]
+        return [openings.auction(game.rules), openings.PERMIT, menu, *super().ahead(now)]
 
     def tap(self, button: Button) -> None:
         if button is Button.AUCTION:
