@@ -43,7 +43,7 @@ CONFIG = Path("/etc/cityunit/config.toml")
 SERVICE = Path("/etc/systemd/system/cityunit.service")
 POLKIT = Path("/etc/polkit-1/rules.d/50-cityunit.rules")
 BOOT_CONFIGS = (Path("/boot/firmware/config.txt"), Path("/boot/config.txt"))
-I2C_LINES = ("dtparam=i2c_arm=on", "dtparam=i2c_arm_baudrate=400000")
+I2C_SPEEDS = (100_000, 400_000, 1_000_000)  # display.i2c_baudrate's choices (config.py)
 OURS = re.compile(r"dtoverlay=pwm(-2chan)?,pin=\d+,func=\d+(,pin2=\d+,func2=\d+)?$")
 MARK = "# cityunit: the OLED's I2C bus at 400 kHz, the buzzer and LED on the PWM hardware"
 DTPARAM = re.compile(r"(dtparam|device_tree_param)=(.*)")
@@ -204,7 +204,7 @@ class Installer:
         boot, text = self.boot_config
         settled = settle(
             text,
-            [*I2C_LINES, *self.spi_lines(), *self.pwm_lines()],
+            [*self.i2c_lines(), *self.spi_lines(), *self.pwm_lines()],
             functools.partial(self.boot_file, boot),
         )
         if settled != text:
@@ -231,6 +231,12 @@ class Installer:
             raw = self.files.read(self.path(boot.parent / name), MAX_BYTES)
             return str(raw.decode(errors="surrogateescape"))
         return None
+
+    def i2c_lines(self) -> list[str]:
+        """I2C on, at the config's clock (when there is one: 400 kHz by default)."""
+        speed = self.kept_table("display").get("i2c_baudrate")
+        speed = speed if type(speed) is int and speed in I2C_SPEEDS else 400_000
+        return ["dtparam=i2c_arm=on", f"dtparam=i2c_arm_baudrate={speed}"]
 
     def spi_lines(self) -> list[str]:
         """SPI0 on, only if the config (when there is one) puts the display on it."""

@@ -28,6 +28,9 @@ class Bus:
             raise OSError(121, "Remote I/O error")
         return 0
 
+    def write_i2c_block_data(self, address: int, register: int, data: list[int]) -> None:
+        self.read_byte(address)
+
     def close(self) -> None:
         self.closed = True
 
@@ -355,3 +358,35 @@ def test_a_service_stopped_for_the_wiring_test_is_no_failure(tmp_path: Path) -> 
     plain = doctor(tmp_path, tmp_path / "dev", service="inactive")
     plain.run()
     assert levels(plain)["service"] == FAIL, "stopped otherwise is a failure"
+
+
+class FastBus(Bus):
+    """A module that does not take 1 MHz: every other write fails."""
+
+    def __init__(self) -> None:
+        super().__init__({0x3C})
+        self.writes = 0
+
+    def write_i2c_block_data(self, address: int, register: int, data: list[int]) -> None:
+        self.writes += 1
+        if self.writes % 2:
+            raise OSError(121, "Remote I/O error")
+
+
+def test_doctor_sends_whole_frames_at_the_configured_i2c_speed(tmp_path: Path) -> None:
+    """Issue 23: which modules take 1 MHz is what doctor sends at it, the service stopped;
+    and the bus's clock in effect (the device tree's, from config.txt) against the config's."""
+    adapters = tmp_path / "i2c-adapter"
+    (adapters / "i2c-1" / "of_node").mkdir(parents=True)
+    (adapters / "i2c-1" / "of_node" / "clock-frequency").write_bytes((400_000).to_bytes(4, "big"))
+    config = "[display]\ni2c_baudrate = 1000000\n"
+    d = doctor(tmp_path, machine(tmp_path), service="inactive", config=config, bus=FastBus())
+    d.i2c_adapters = adapters
+    d.run()
+    said = report(d)
+    assert "the bus runs at 400000 Hz, the config says 1000000" in said
+    assert "whole frames failed at 1000000 Hz: set display.i2c_baudrate lower" in said
+    (tmp_path / "ok").mkdir()
+    fine = doctor(tmp_path / "ok", machine(tmp_path / "ok"), service="inactive")
+    fine.run()
+    assert "20 whole frames at 400000 Hz, none failed" in report(fine)

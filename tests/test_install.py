@@ -536,3 +536,24 @@ def test_a_huge_number_in_the_kept_config_is_not_a_traceback(tmp_path: Path) -> 
     kept.write_text("[display]\ninterface = 0x" + "f" * 4000 + "\n")  # str() of it raised
     install(tmp_path)
     assert_in_effect_for_every_pi(boot.read_text())
+
+
+def test_the_i2c_clock_is_the_configs_and_the_choices_are_the_units(tmp_path: Path) -> None:
+    """Issue 23: display.i2c_baudrate goes to config.txt (a value the unit refuses: the
+    default 400 kHz), with the same choices as the unit's config check."""
+    from cityunit import config
+
+    spec = importlib.util.spec_from_file_location("install", INSTALL)
+    assert spec is not None and spec.loader is not None
+    installer = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(installer)
+    assert installer.I2C_SPEEDS == config.I2C_SPEEDS
+    for n, (speed, line) in enumerate(
+        (("1000000", "1000000"), ("100000", "100000"), ("12345", "400000"), ('"fast"', "400000"))
+    ):
+        root = tmp_path / str(n)
+        (root / "etc/cityunit").mkdir(parents=True)
+        (root / "etc/cityunit/config.toml").write_text(f"[display]\ni2c_baudrate = {speed}\n")
+        install(root)
+        boot = (root / "boot/firmware/config.txt").read_text().splitlines()
+        assert f"dtparam=i2c_arm_baudrate={line}" in boot, speed

@@ -23,6 +23,7 @@ from cityunit.rules import Rules, setting
 from cityunit.settings import BY_NAME
 
 SPI_SPEEDS = (500_000, 1_000_000, 2_000_000, 4_000_000, 8_000_000)  # luma's; SSD130x max 10 MHz
+I2C_SPEEDS = (100_000, 400_000, 1_000_000)  # the Pi's standard, fast and fast-mode plus
 DEFAULT_PATH = Path("/etc/cityunit/config.toml")
 PACKAGED = Path(__file__).with_name("default-config.toml")
 MAX_BYTES = 64 * 1024  # the annotated default is under 4 KiB
@@ -59,6 +60,7 @@ class Hardware:
     interface: str = setting("display.interface", "i2c", choices=("i2c", "spi"))
     i2c_port: int = setting("display.i2c_port", 1, lo=0, hi=31)
     i2c_address: int = setting("display.i2c_address", 0x3C, lo=0x03, hi=0x77)
+    i2c_baudrate: int = setting("display.i2c_baudrate", 400_000, choices=I2C_SPEEDS)
     # SPI0 only: the bus whose pins are checked below and that the installer turns on.
     spi_port: int = setting("display.spi_port", 0, choices=(0,))
     spi_device: int = setting("display.spi_device", 0, choices=(0, 1))  # CE0 or CE1

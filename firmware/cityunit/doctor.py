@@ -6,18 +6,23 @@ is 0 only when every check passes.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import platform
+import random
 import re
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cityunit.config import Config, ConfigError, load
 from cityunit.header import raspberry_pi
+
+if TYPE_CHECKING:
+    from PIL import Image
 
 OK, WARN, FAIL = "ok", "warn", "FAIL"
 
@@ -87,6 +92,7 @@ class Doctor:
     pin_factory: Any = None
     pwm_root: Path = Path("/sys/class/pwm")
     device_tree: Path = Path("/proc/device-tree")
+    i2c_adapters: Path = Path("/sys/class/i2c-adapter")
     wiring_test: bool = False  # before the wiring test: the service is stopped on purpose
     findings: list[Finding] = field(default_factory=list)
 
@@ -113,8 +119,8 @@ class Doctor:
             self.check_pwm(config, service_active)
             if config.hardware.display != "none" and config.hardware.interface == "spi":
                 self.check_spi(config)
-            elif config.hardware.display != "none":
-                self.check_i2c(config)
+            elif config.hardware.display != "none" and self.check_i2c(config):
+                self.check_i2c_speed(config, service_active)
         return 1 if any(f.level == FAIL for f in self.findings) else 0
 
     def check_config(self) -> Config | None:
@@ -227,9 +233,9 @@ class Doctor:
         if kept:
             self.say(OK, "PWM", "hardware for " + " and ".join(kept) + " (the running service)")
 
-    def check_i2c(self, config: Config) -> None:
-        """The bus is there and ours, and the display answers at its address (or what
-        does answer, and where)."""
+    def check_i2c(self, config: Config) -> bool:
+        """The bus is there and ours, and the display answers at its address (True), or
+        what does answer, and where."""
         port, address = config.hardware.i2c_port, config.hardware.i2c_address
         device = self.dev / f"i2c-{port}"
         if not device.exists():
@@ -237,21 +243,21 @@ class Doctor:
                 FAIL, "I2C",
                 f"{device} is missing: I2C is off: `sudo raspi-config nonint do_i2c 0`, reboot",
             )  # fmt: skip
-            return
+            return False
         try:
             bus = self.open_bus(port)
         except PermissionError:
             self.say(
                 FAIL, "I2C", f"no access to {device}: `sudo usermod -aG i2c $USER`, log in again"
             )
-            return
+            return False
         except OSError as e:
             self.say(FAIL, "I2C", f"cannot open {device}: {e.strerror or e}")
-            return
+            return False
         try:
             if _answers(bus, address):
                 self.say(OK, "display", f"{config.hardware.display} answers at 0x{address:02X}")
-                return
+                return True
             found = [a for a in range(0x03, 0x78) if _answers(bus, a)]
         finally:
             bus.close()
@@ -266,6 +272,43 @@ class Doctor:
                 FAIL, "display",
                 f"nothing answers on {device}: check VCC, GND, SDA (pin 3) and SCL (pin 5)",
             )  # fmt: skip
+        return False
+
+    def check_i2c_speed(self, config: Config, service_active: bool) -> None:
+        """The bus's clock as the kernel has it (what config.txt set at boot) against the
+        config's; and, the service stopped, whole frames sent at it: 1 MHz is beyond the
+        SSD1306's and SH1106's datasheets, and only a module that takes it may use it."""
+        port, wanted = config.hardware.i2c_port, config.hardware.i2c_baudrate
+        clock = self.i2c_adapters / f"i2c-{port}" / "of_node" / "clock-frequency"
+        with contextlib.suppress(OSError):
+            running = int.from_bytes(clock.read_bytes()[:4], "big")
+            if running != wanted:
+                self.say(WARN, "I2C", f"the bus runs at {running} Hz, the config says"
+                         f" {wanted}: run the installer again (config.txt), reboot")  # fmt: skip
+        if service_active:
+            return  # its frames and ours would cross on the glass
+        from luma.core.error import Error as LumaError
+
+        from cityunit.oled import LumaPanel
+
+        panel, failed = LumaPanel(config.hardware, bus=self.open_bus(port)), 0
+        try:
+            for n in range(FRAMES):
+                try:
+                    if n == 0 or failed:
+                        panel.start()
+                    panel.display(_noise(n, config.hardware.rotate))
+                except (OSError, LumaError):
+                    failed += 1
+            with contextlib.suppress(OSError, LumaError):
+                panel.blank()
+        finally:
+            panel.close()
+        if failed:
+            self.say(FAIL, "display", f"{failed} of {FRAMES} whole frames failed at {wanted} Hz:"
+                     " set display.i2c_baudrate lower (400000), or check the wires")  # fmt: skip
+        else:
+            self.say(OK, "display", f"{FRAMES} whole frames at {wanted} Hz, none failed")
 
     def check_spi(self, config: Config) -> None:
         """The bus's device file; the display itself cannot answer on SPI (no read back)."""
@@ -311,6 +354,17 @@ def _pwm_hint(error: OSError, overlay: str) -> str:
     if error.errno == errno.EBUSY:
         return "another program or driver holds the channel (`sudo cat /sys/kernel/debug/pwm`)"
     return ""
+
+
+FRAMES = 20  # whole frames the speed check sends: 0.2 s at 1 MHz, 1 s at 100 kHz
+
+
+def _noise(seed: int, rotate: int) -> Image.Image:
+    """A frame unlike the one before in nearly every byte: each is sent whole."""
+    from PIL import Image
+
+    size = (64, 128) if rotate % 2 else (128, 64)
+    return Image.frombytes("1", size, random.Random(seed).randbytes(128 * 64 // 8))
 
 
 def _answers(bus: Any, address: int) -> bool:

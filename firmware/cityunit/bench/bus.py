@@ -86,6 +86,8 @@ def frames(rounds: int = 10) -> dict[str, float]:
         "frame_bus_bytes_auction_p50": statistics.median(auction),
         "frame_bus_bytes_max": max(every),
         "tap_to_frame_bus_ms_p99": bus_ms(tap_bytes),
+        "tap_to_frame_bus_ms_p99_at_100khz": bus_ms(tap_bytes, 100_000),
+        "tap_to_frame_bus_ms_p99_at_1mhz": bus_ms(tap_bytes, 1_000_000),
         "long_press_to_frame_bus_ms_max": bus_ms(max(holds)),
     }
 
