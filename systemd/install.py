@@ -7,10 +7,11 @@
     python3 systemd/install.py --root DIR         write every file under DIR instead of /,
                                                   and list the system commands it would run
 
-It enables I2C at 400 kHz, installs what is needed from apt, puts the project in a venv
-at /opt/cityunit (seeing apt's lgpio), creates the `cityunit` system user in the gpio,
-i2c and dialout groups, writes /etc/cityunit/config.toml unless one is there already,
-allows that user to power the Pi off (polkit), and enables the service.
+It enables I2C (at display.i2c_baudrate: 400 kHz by default), installs what is needed
+from apt, puts the project in a venv at /opt/cityunit (seeing apt's lgpio), creates the
+`cityunit` system user in the gpio, i2c and dialout groups, writes
+/etc/cityunit/config.toml unless one is there already, allows that user to power the Pi
+off (polkit), and enables the service.
 Needs only the system's python3 (3.11 on Bookworm).
 """
 
@@ -45,7 +46,7 @@ POLKIT = Path("/etc/polkit-1/rules.d/50-cityunit.rules")
 BOOT_CONFIGS = (Path("/boot/firmware/config.txt"), Path("/boot/config.txt"))
 I2C_SPEEDS = (100_000, 400_000, 1_000_000)  # display.i2c_baudrate's choices (config.py)
 OURS = re.compile(r"dtoverlay=pwm(-2chan)?,pin=\d+,func=\d+(,pin2=\d+,func2=\d+)?$")
-MARK = "# cityunit: the OLED's I2C bus at 400 kHz, the buzzer and LED on the PWM hardware"
+MARK = "# cityunit: the OLED's I2C bus at its speed, the buzzer and LED on the PWM hardware"
 DTPARAM = re.compile(r"(dtparam|device_tree_param)=(.*)")
 # The base device tree's other names for them (i2c_arm is i2c1 on all but the first Model Bs).
 ALIASES = {"i2c": "i2c_arm", "i2c1": "i2c_arm", "i2c_baudrate": "i2c_arm_baudrate",
@@ -234,8 +235,10 @@ class Installer:
 
     def i2c_lines(self) -> list[str]:
         """I2C on, at the config's clock (when there is one: 400 kHz by default)."""
-        speed = self.kept_table("display").get("i2c_baudrate")
-        speed = speed if type(speed) is int and speed in I2C_SPEEDS else 400_000
+        speed = self.kept_table("display").get("i2c_baudrate", 400_000)
+        if type(speed) is not int or speed not in I2C_SPEEDS:
+            print(f"  display.i2c_baudrate = {speed!r} is none of {I2C_SPEEDS}: 400 kHz")
+            speed = 400_000
         return ["dtparam=i2c_arm=on", f"dtparam=i2c_arm_baudrate={speed}"]
 
     def spi_lines(self) -> list[str]:

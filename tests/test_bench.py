@@ -100,7 +100,7 @@ def test_slowed_holds_this_process_to_a_share_of_a_core_and_lets_go() -> None:
 
     from cityunit.bench.slow import PERIOD_US, Refused, slowed
 
-    with pytest.raises(Refused, match="1 or more"), slowed(0.5):
+    with pytest.raises(Refused, match="from 1 to 1000"), slowed(0.5):
         pass
     before = Path("/proc/self/cgroup").read_text()
     try:
@@ -126,3 +126,24 @@ def test_bench_slow_with_device_is_refused_with_its_reason() -> None:
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert result.returncode == 2 and "a Pi is as slow as it is" in result.stderr
+
+
+def test_slowed_past_20_lengthens_the_period_and_refuses_what_is_no_number() -> None:
+    """The kernel's least quota is 1 ms: --slow 40 was silently 1/20 of a core."""
+    import math
+    import os
+
+    import pytest
+
+    from cityunit.bench.slow import Refused, slowed
+
+    for bad in (math.nan, math.inf, 0.0, 1_001.0):
+        with pytest.raises(Refused), slowed(bad):
+            pass
+    if os.geteuid() != 0:
+        pytest.skip("a CPU quota needs root")
+    try:
+        with slowed(40) as how:
+            assert "0.025 of one core (1000 us each 40000 us" in how, how
+    except Refused as e:
+        pytest.skip(f"no CPU quota here: {e}")

@@ -6,6 +6,7 @@ import errno
 import os
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -60,7 +61,7 @@ def doctor(tmp_path: Path, dev: Path, bus=None, service="active", config: str = 
         path, dev=dev, open_bus=lambda port: bus or Bus({0x3C}), systemctl=systemctl,
         pin_factory=kw.get("factory") or mock_factory(), pwm_root=pwm,
         service_log=lambda: kw.get("service_log", ""),
-        device_tree=board,
+        device_tree=board, frames_panel=frames_on(bus or Bus({0x3C})),
     )  # fmt: skip
 
 
@@ -361,7 +362,8 @@ def test_a_service_stopped_for_the_wiring_test_is_no_failure(tmp_path: Path) -> 
 
 
 class FastBus(Bus):
-    """A module that does not take 1 MHz: every other write fails."""
+    """A module that does not take 1 MHz: every other write fails. It takes the service's
+    whole transfers (i2c_rdwr), as a bus luma opens itself does."""
 
     def __init__(self) -> None:
         super().__init__({0x3C})
@@ -373,20 +375,39 @@ class FastBus(Bus):
             raise OSError(121, "Remote I/O error")
 
 
+def frames_on(bus: Bus):
+    from cityunit.oled import LumaPanel
+
+    return lambda hardware: LumaPanel(hardware, bus=bus)
+
+
 def test_doctor_sends_whole_frames_at_the_configured_i2c_speed(tmp_path: Path) -> None:
     """Issue 23: which modules take 1 MHz is what doctor sends at it, the service stopped;
-    and the bus's clock in effect (the device tree's, from config.txt) against the config's."""
+    a bus that runs at another speed (no reboot since the installer) is said, and nothing
+    is sent, since it would be sent at that other speed."""
     adapters = tmp_path / "i2c-adapter"
     (adapters / "i2c-1" / "of_node").mkdir(parents=True)
-    (adapters / "i2c-1" / "of_node" / "clock-frequency").write_bytes((400_000).to_bytes(4, "big"))
+    clock = adapters / "i2c-1" / "of_node" / "clock-frequency"
+    clock.write_bytes((400_000).to_bytes(4, "big"))
     config = "[display]\ni2c_baudrate = 1000000\n"
-    d = doctor(tmp_path, machine(tmp_path), service="inactive", config=config, bus=FastBus())
+    bus = FastBus()
+    d = doctor(tmp_path, machine(tmp_path), service="inactive", config=config, bus=bus)
     d.i2c_adapters = adapters
     d.run()
-    said = report(d)
-    assert "the bus runs at 400000 Hz, the config says 1000000" in said
-    assert "whole frames failed at 1000000 Hz: set display.i2c_baudrate lower" in said
+    assert "the bus runs at 400000 Hz, the config says 1000000" in report(d)
+    assert bus.writes == 0 and "whole frames" not in report(d), "nothing sent at 400 kHz"
+    clock.write_bytes((1_000_000).to_bytes(4, "big"))  # rebooted
+    (tmp_path / "a").mkdir()
+    d = doctor(tmp_path / "a", machine(tmp_path / "a"), service="inactive", config=config, bus=bus)
+    d.i2c_adapters = adapters
+    d.run()
+    assert "whole frames failed at 1000000 Hz: set display.i2c_baudrate lower" in report(d)
     (tmp_path / "ok").mkdir()
     fine = doctor(tmp_path / "ok", machine(tmp_path / "ok"), service="inactive")
     fine.run()
-    assert "20 whole frames at 400000 Hz, none failed" in report(fine)
+    assert "20 whole frames at 400000 Hz, none refused by the bus" in report(fine)
+    for state in ("active", "activating", "reloading"):
+        (tmp_path / state).mkdir()
+        busy = doctor(tmp_path / state, machine(tmp_path / state), service=state)
+        busy.frames_panel = partial(pytest.fail, f"frames sent while {state}")
+        busy.run()

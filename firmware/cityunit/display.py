@@ -83,7 +83,7 @@ class Display:
 
     @property
     def preparing(self) -> bool:
-        """Screens wait to be readied (see `expect`)."""
+        """Screens wait to be readied (see `show`)."""
         return bool(self._expected)
 
     def prepare_next(self) -> None:
@@ -165,6 +165,7 @@ class Display:
         self.frames_sent += 1
 
     def _failed(self, now: int, error: Exception) -> None:
+        self._expected.clear()  # nothing to ready for a panel that is not there
         if not self.lost:
             self.lost = True
             log.warning("display lost (%s); the unit goes on, retrying every second", error)

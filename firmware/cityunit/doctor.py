@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cityunit.config import Config, ConfigError, load
+from cityunit.config import Config, ConfigError, Hardware, load
 from cityunit.header import raspberry_pi
 
 if TYPE_CHECKING:
@@ -79,6 +79,14 @@ def _open_bus(port: int) -> Any:
     return smbus2.SMBus(port)
 
 
+def _luma_panel(hardware: Hardware) -> Any:
+    """The service's own panel, opening its bus as the service does (one transfer a
+    window, not 32-byte blocks), for the frames at speed."""
+    from cityunit.oled import LumaPanel
+
+    return LumaPanel(hardware)
+
+
 @dataclass
 class Doctor:
     """The checks, in the order a maker builds the unit; every place it looks (devices,
@@ -93,6 +101,7 @@ class Doctor:
     pwm_root: Path = Path("/sys/class/pwm")
     device_tree: Path = Path("/proc/device-tree")
     i2c_adapters: Path = Path("/sys/class/i2c-adapter")
+    frames_panel: Callable[[Hardware], Any] = _luma_panel
     wiring_test: bool = False  # before the wiring test: the service is stopped on purpose
     findings: list[Finding] = field(default_factory=list)
 
@@ -276,39 +285,43 @@ class Doctor:
 
     def check_i2c_speed(self, config: Config, service_active: bool) -> None:
         """The bus's clock as the kernel has it (what config.txt set at boot) against the
-        config's; and, the service stopped, whole frames sent at it: 1 MHz is beyond the
-        SSD1306's and SH1106's datasheets, and only a module that takes it may use it."""
+        config's; and, where the service is surely stopped, whole frames sent at it, as
+        the service sends them: 1 MHz is beyond the SSD1306's and SH1106's datasheets,
+        and only a module that takes it may use it. Software cannot change the clock: the
+        frames go at the running one, and are said to."""
         port, wanted = config.hardware.i2c_port, config.hardware.i2c_baudrate
         clock = self.i2c_adapters / f"i2c-{port}" / "of_node" / "clock-frequency"
+        running = None
         with contextlib.suppress(OSError):
             running = int.from_bytes(clock.read_bytes()[:4], "big")
-            if running != wanted:
-                self.say(WARN, "I2C", f"the bus runs at {running} Hz, the config says"
-                         f" {wanted}: run the installer again (config.txt), reboot")  # fmt: skip
-        if service_active:
-            return  # its frames and ours would cross on the glass
+        if running is not None and running != wanted:
+            self.say(WARN, "I2C", f"the bus runs at {running} Hz, the config says {wanted}:"
+                     " run the installer again (config.txt; I2C bus 1 only), reboot")  # fmt: skip
+            return
+        state = self.systemctl("is-active", "cityunit.service")
+        if service_active or state not in ("inactive", "failed"):
+            return  # its frames and ours would cross on the glass (activating: soon running)
         from luma.core.error import Error as LumaError
 
-        from cityunit.oled import LumaPanel
-
-        panel, failed = LumaPanel(config.hardware, bus=self.open_bus(port)), 0
+        panel, failed = self.frames_panel(config.hardware), 0
         try:
             for n in range(FRAMES):
                 try:
                     if n == 0 or failed:
                         panel.start()
-                    panel.display(_noise(n, config.hardware.rotate))
+                    panel.display(_noise(n))
                 except (OSError, LumaError):
                     failed += 1
             with contextlib.suppress(OSError, LumaError):
                 panel.blank()
         finally:
             panel.close()
+        speed = f"{wanted if running is None else running} Hz"
         if failed:
-            self.say(FAIL, "display", f"{failed} of {FRAMES} whole frames failed at {wanted} Hz:"
+            self.say(FAIL, "display", f"{failed} of {FRAMES} whole frames failed at {speed}:"
                      " set display.i2c_baudrate lower (400000), or check the wires")  # fmt: skip
         else:
-            self.say(OK, "display", f"{FRAMES} whole frames at {wanted} Hz, none failed")
+            self.say(OK, "display", f"{FRAMES} whole frames at {speed}, none refused by the bus")
 
     def check_spi(self, config: Config) -> None:
         """The bus's device file; the display itself cannot answer on SPI (no read back)."""
@@ -359,12 +372,11 @@ def _pwm_hint(error: OSError, overlay: str) -> str:
 FRAMES = 20  # whole frames the speed check sends: 0.2 s at 1 MHz, 1 s at 100 kHz
 
 
-def _noise(seed: int, rotate: int) -> Image.Image:
+def _noise(seed: int) -> Image.Image:
     """A frame unlike the one before in nearly every byte: each is sent whole."""
     from PIL import Image
 
-    size = (64, 128) if rotate % 2 else (128, 64)
-    return Image.frombytes("1", size, random.Random(seed).randbytes(128 * 64 // 8))
+    return Image.frombytes("1", (128, 64), random.Random(seed).randbytes(128 * 64 // 8))
 
 
 def _answers(bus: Any, address: int) -> bool:

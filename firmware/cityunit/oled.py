@@ -185,6 +185,7 @@ class SH1106(sh1106):
 
 
 DRIVERS = {"ssd1306": SSD1306, "ssd1309": SSD1309, "sh1106": SH1106}
+Plan = tuple[int, Pages, bool, list[Window]]  # bytes on the bus, memory, inverted, writes
 Write = tuple[str, tuple[Any, ...]]  # ("command" or "data", its arguments)
 
 
@@ -251,7 +252,6 @@ class LumaPanel:
         self._inverted = False  # whether the glass shows that memory flipped
         self._lit = False  # whether the glass is on
         self.sent = 0  # bytes the last frame put on the Pi's bus
-        Plan = tuple[int, Pages, bool, list[Window]]  # what `_cheapest` works out
         self._planned: dict[bytes, Plan] = {}  # by frame, from the memory `_planned_from`
         self._planned_from: Pages | None = None
 
@@ -319,12 +319,12 @@ class LumaPanel:
             self.sent += self._device.transaction + 1
         self._ram = ram
 
-    def _cheapest(self, frame: Pages, old: Pages | None) -> tuple[int, Pages, bool, list[Window]]:
+    def _cheapest(self, frame: Pages, old: Pages | None) -> Plan:
         """The frame as it is, or its inverse with the glass flipped (a screen that turns
         mostly white, SOLD!, then costs a fraction of the bytes): whichever costs less."""
         ways = [(frame, False)] if old is None else [(frame, False), (inverse(frame), True)]
         ways.sort(key=lambda way: way[1] != self._inverted)  # as the glass is: usually best
-        best: tuple[int, Pages, bool, list[Window]] | None = None
+        best: Plan | None = None
         for ram, inverted in ways:
             flip = (self._device.transaction + 1) * (inverted != self._inverted)
             if best is not None and old is not None and flip + changed_bytes(ram, old) >= best[0]:

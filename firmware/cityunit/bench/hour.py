@@ -64,13 +64,17 @@ def console_hour() -> dict[str, float]:
             seen += sum(not line.startswith(b"EVT ") for line in lines)
         return seen
 
-    proc.stdin.write(b"PING\n")
-    replies_until(1)  # it is up
-    lines = script()
-    t0 = time.perf_counter_ns()
-    proc.stdin.write(("\n".join(lines) + "\n").encode())
-    replies_until(len(lines))
-    wall = ms(time.perf_counter_ns() - t0)
-    proc.stdin.close()
-    proc.wait(10)
+    try:
+        proc.stdin.write(b"PING\n")
+        replies_until(1)  # it is up
+        lines = script()
+        t0 = time.perf_counter_ns()
+        proc.stdin.write(("\n".join(lines) + "\n").encode())
+        replies_until(len(lines))
+        wall = ms(time.perf_counter_ns() - t0)
+        proc.stdin.close()
+        proc.wait(10)
+    finally:  # never left running (nor in --slow's group)
+        proc.kill()
+        proc.wait()
     return {"console_hour_wall_ms": wall}

@@ -6,16 +6,17 @@ simulators it starts, are held to 1/N of one core in a control group of their ow
 v2's `cpu.max`, or v1's `cpu.cfs_quota_us`), which needs root and a cpu controller; where
 there is none, `Refused` says why and nothing is measured.
 
-What it cannot show: a quota hands CPU out in bursts, PERIOD_US / N of each period and
-then nothing until the next one, so work shorter than a burst runs at full speed and
-anything longer waits up to a period; a slow CPU is slow all the time. Caches, memory
-and the bus are this machine's.
+What it cannot show: a quota hands CPU out in bursts, 1/N of each period (PERIOD_US,
+longer past N = 20) and then nothing until the next one, so work shorter than a burst
+runs at full speed and anything longer waits up to a period; a slow CPU is slow all the
+time. Caches, memory and the bus are this machine's.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -55,33 +56,60 @@ def slowed(n: float) -> Iterator[str]:
     """This process (and what it starts from now on) held to 1/n of one core until the
     block ends, in a control group made for it and removed after; yields what was done,
     in words. Refused where it cannot be done."""
-    if not n >= 1:
-        raise Refused(f"--slow takes a number of times slower, 1 or more, not {n}")
+    if not 1 <= n <= 1_000:  # (not a NaN either)
+        raise Refused(f"--slow takes a number of times slower, from 1 to 1000, not {n}")
     if os.geteuid() != 0:
         raise Refused("a CPU quota needs root (sudo)")
-    root, version = _cpu_hierarchy()
-    home = root / _own_group(version)
-    if version == 2 and "cpu" not in (home.parent / "cgroup.subtree_control").read_text():
-        raise Refused(f"cgroup v2: the cpu controller is not enabled below {home.parent}")
-    group = (home.parent if version == 2 else home) / f"cityunit-slow-{os.getpid()}"
-    quota = max(1_000, round(PERIOD_US / n))  # the kernel's least quota is 1 ms
     try:
+        root, version = _cpu_hierarchy()
+        home = root / _own_group(version)
+        # v2: processes only in leaves, so a sibling (under the root: the root itself)
+        parent = home if version == 1 or home == root else home.parent
+        if version == 2 and "cpu" not in (parent / "cgroup.subtree_control").read_text().split():
+            raise Refused(f"cgroup v2: the cpu controller is not enabled below {parent}")
+        _clear_old(parent)
+        group = parent / f"cityunit-slow-{os.getpid()}"
+        # the kernel's least quota is 1 ms: past 20x, a longer period (up to 1 s)
+        period = max(PERIOD_US, min(1_000_000, round(1_000 * n)))
+        quota = round(period / n)
         group.mkdir()
+    except OSError as e:
+        raise Refused(f"cannot make a control group: {e.strerror or e}") from None
+    try:
         if version == 2:
-            (group / "cpu.max").write_text(f"{quota} {PERIOD_US}")
+            (group / "cpu.max").write_text(f"{quota} {period}")
         else:
-            (group / "cpu.cfs_period_us").write_text(str(PERIOD_US))
+            (group / "cpu.cfs_period_us").write_text(str(period))
             (group / "cpu.cfs_quota_us").write_text(str(quota))
         (group / "cgroup.procs").write_text(str(os.getpid()))
     except OSError as e:
-        with contextlib.suppress(OSError):
-            group.rmdir()
-        raise Refused(f"cannot make the control group {group}: {e.strerror or e}") from None
+        _remove(group, home)
+        raise Refused(f"cannot set the quota in {group}: {e.strerror or e}") from None
     try:
         yield (
-            f"held to {quota / PERIOD_US:.3g} of one core ({quota} us each {PERIOD_US} us,"
+            f"held to {quota / period:.3g} of one core ({quota} us each {period} us,"
             f" cgroup v{version}: {group})"
         )
     finally:
-        (home / "cgroup.procs").write_text(str(os.getpid()))
+        _remove(group, home)
+
+
+def _remove(group: Path, home: Path) -> None:
+    """Every process left in `group` (this one, a simulator a failed figure left) back
+    home, and the group gone; what cannot be done is said, never raised over the
+    block's own error."""
+    try:
+        for pid in (group / "cgroup.procs").read_text().split():
+            with contextlib.suppress(OSError):
+                (home / "cgroup.procs").write_text(pid)
         group.rmdir()
+    except OSError as e:
+        print(f"cityunit bench --slow: {group} left behind: {e.strerror or e}", file=sys.stderr)
+
+
+def _clear_old(parent: Path) -> None:
+    """Groups an earlier bench left (killed inside its block): gone once empty."""
+    for old in parent.glob("cityunit-slow-*"):
+        with contextlib.suppress(OSError):
+            if not (old / "cgroup.procs").read_text().split():
+                old.rmdir()

@@ -119,13 +119,19 @@ def _startup_once() -> tuple[float, float]:
             env={**os.environ, "NOTIFY_SOCKET": path},
             stderr=subprocess.DEVNULL,
         )
-        while b"READY=1" not in sock.recv(4096):
-            pass
-        ready = _ms(time.perf_counter_ns() - t0)
-        rss = _rss_mb(proc.pid)
-        proc.terminate()
-        proc.wait(10)
-        sock.close()
+        try:
+            while b"READY=1" not in sock.recv(4096):
+                pass
+            ready = _ms(time.perf_counter_ns() - t0)
+            rss = _rss_mb(proc.pid)
+        finally:  # a simulator that never got ready is not left running (nor in --slow's group)
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            sock.close()
     return ready, rss
 
 

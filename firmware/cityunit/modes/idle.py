@@ -54,6 +54,7 @@ class Idle(Mode):
         return banner
 
     def ahead(self, now: int) -> list[Screen]:
+        """An auction's start, a draw, the menu; then its next tick or banner's end."""
         game = self.unit.game
         menu = openings.menu_page(0, game.rules, game.history)
         return [openings.auction(game.rules), openings.PERMIT, menu, *super().ahead(now)]
