@@ -119,25 +119,31 @@ class SSD1306(ssd1306):
         if old is None:
             return [Window(0, len(new) - 1, 0, len(new[0]) - 1)]
         changed, width = differences(new, old), len(new[0])
+        start = 2 * self.transaction + self.SEEK  # a window's bytes besides its data
         best: list[tuple[int, list[Window]]] = [(0, [])]  # the best plan for pages < p
         for last, bits in enumerate(changed):
             if not bits:
                 best.append(best[last])
                 continue
-            options, union = [], 0
+            least: int | None = None
+            choice: tuple[int, list[tuple[int, int]]] = (last, [])
+            union = 0
             for first in range(last, -1, -1):  # bands that start and end on a change
                 union |= changed[first]
-                if changed[first]:
-                    boxes = self._boxes(first, last, union.to_bytes(width))
-                    cost, plan = best[first]
-                    options.append((cost + self.cost(boxes), plan + boxes))
-            best.append(min(options, key=lambda option: option[0]))
+                if not changed[first]:
+                    continue
+                height, columns = last - first + 1, union.to_bytes(width)
+                floor = best[first][0] + start + height * (width - columns.count(0))
+                if least is not None and floor >= least:
+                    continue  # even one box over the changed bytes alone costs more
+                spanned = spans(columns, start, height)
+                cost = best[first][0] + sum(start + height * (c1 - c0 + 1) for c0, c1 in spanned)
+                if least is None or cost < least:  # the first of equals
+                    least, choice = cost, (first, spanned)
+            first, spanned = choice
+            assert least is not None
+            best.append((least, best[first][1] + [Window(first, last, *span) for span in spanned]))
         return best[-1][1]
-
-    def _boxes(self, p0: int, p1: int, changed: bytes) -> list[Window]:
-        height = p1 - p0 + 1
-        spanned = spans(changed, self.SEEK + 2 * self.transaction, height)
-        return [Window(p0, p1, c0, c1) for c0, c1 in spanned]
 
     def cost(self, windows: list[Window]) -> int:
         """Bytes on the bus: a command write and a data write per window."""
