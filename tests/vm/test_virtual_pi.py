@@ -10,6 +10,7 @@ its installer and its service; not the Pi's own drivers, timing or electrical be
 from __future__ import annotations
 
 import itertools
+import json
 import re
 import subprocess
 import sys
@@ -230,6 +231,29 @@ def test_a_hung_loop_is_restarted_by_the_watchdog(pi: VirtualPi) -> None:
     pi.sudo("systemctl kill -s STOP cityunit")
     until("the watchdog restarted it", lambda: main_pid(pi) not in (0, pid) and active(pi), 180)
     assert "Watchdog timeout" in pi.journal(), "systemd's watchdog, not a crash"
+
+
+def test_the_bench_on_the_guest_and_its_start_to_the_first_frame(
+    pi: VirtualPi, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Figures, not targets (docs/performance.md prints them): `systemctl start` to the
+    first frame's bytes on the bus and to READY, and `cityunit bench` on the guest's
+    Python and Debian's packages."""
+    pi.sudo("systemctl stop cityunit")
+    started = pi.sudo(
+        "python3 -c 'import subprocess, time; t = time.monotonic_ns();"
+        ' subprocess.run(["systemctl", "start", "cityunit"], check=True);'
+        " print(t, time.monotonic_ns())'"
+    ).stdout.split()
+    t0, ready = map(int, started)
+    first = next(w.t_ns for w in pi.i2c_writes() if w.t_ns > t0 and w.data[:1] == b"\x40")
+    bench = pi.run("cityunit bench --quick --json", timeout=900).stdout
+    figures = json.loads(bench)
+    assert figures["presses"] > 0 and figures["startup_to_first_frame_ms"] > 0, figures
+    with capsys.disabled():
+        print(f"\nthe guest: systemctl start -> first frame {(first - t0) / 1e6:.0f} ms, "
+              f"-> READY {(ready - t0) / 1e6:.0f} ms; cityunit bench --quick: {bench}")  # fmt: skip
+    assert t0 < first < ready, "the first frame is on the bus before systemd is told READY"
 
 
 def test_stop_leaves_the_led_and_buzzer_off_and_the_glass_dark(

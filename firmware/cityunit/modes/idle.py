@@ -54,10 +54,10 @@ class Idle(Mode):
         return banner
 
     def ahead(self, now: int) -> list[Screen]:
-        """An auction's start, a draw, the menu; then its next tick or banner's end."""
-        game = self.unit.game
-        menu = openings.menu_page(0, game.rules, game.history)
-        return [openings.auction(game.rules), openings.PERMIT, menu, *super().ahead(now)]
+        """An auction's start, a draw; then its next tick or banner's end. Not the menu:
+        it opens a long press after the press, time enough to work it out then, where
+        readying it with the others would cost every tick of the clock another plan."""
+        return [openings.auction(self.unit.game.rules), openings.PERMIT, *super().ahead(now)]
 
     def tap(self, button: Button) -> None:
         if button is Button.AUCTION:
