@@ -13,6 +13,7 @@ import pytest
 from cityunit.config import Config, Hardware, System
 from cityunit.console import Session
 from cityunit.inbox import Input
+from cityunit.runtime import AHEAD_MS
 from conftest import AUCTION, BUILD, BUZZER, LED, POWER, Rig
 from fakes import run_unit
 
@@ -398,3 +399,21 @@ def test_the_loop_readies_what_a_tap_may_show_once_nothing_else_waits(rig: Rig) 
     rig.runtime.stopped = False
     rig.press(AUCTION)
     assert rig.unit.state()["mode"] == "auction" and planned == [], "readied before the tap"
+
+
+def test_a_screen_is_readied_where_twice_the_last_readying_fits_before_a_deadline(
+    rig: Rig,
+) -> None:
+    """Issue 23: readying scales with what it costs on this CPU. An auction's tunes leave
+    gaps of a few ms: enough for a screen here, not on a Pi Zero, where a step due would
+    wait behind it."""
+    rig.pin(POWER).drive_low()
+    rig.runtime.pump()
+    runtime, now = rig.runtime, rig.clock.now_ms()
+    assert rig.board.display is not None and rig.board.display.preparing
+    assert runtime._idle_for_ahead(now + AHEAD_MS + 1, 0.003)
+    assert not runtime._idle_for_ahead(now + AHEAD_MS, 0.002)
+    runtime._ahead_ms = 6  # the last screen took 6 ms, as on a Pi Zero 2 W
+    assert not runtime._idle_for_ahead(now + 12, 0.012)
+    assert runtime._idle_for_ahead(now + 13, 0.013)
+    assert runtime._idle_for_ahead(None, None), "nothing due"

@@ -34,9 +34,10 @@ log = logging.getLogger(__name__)
 
 
 Listener = Callable[[Event], None]
-# Screens are readied ahead only with this long to spare before the next deadline: each
-# takes ~1 ms here, ~20 ms on a Pi Zero 2 W, and a step due must not wait behind one.
-AHEAD_S = 0.05
+# A screen is readied ahead only while the next deadline is further off than twice what
+# readying the last one took (0.3 ms here, ~6 ms on a Pi Zero 2 W), and this: a step due
+# must not wait behind one, and an auction's busy tunes still leave gaps for it.
+AHEAD_MS = 2
 
 
 class Runtime:
@@ -75,6 +76,7 @@ class Runtime:
         self._seen = -1  # the core's revision the outputs last followed
         self._later: list[tuple[int, int, Callable[[int], None]]] = []
         self._later_seq = itertools.count()
+        self._ahead_ms = 0  # what readying the last screen took
         self._heartbeat = heartbeat  # (every ms, what): e.g. feeding systemd's watchdog
         self._heartbeat_due: int | None = None if heartbeat is None else clock.now_ms()
         self._status = status  # told a line such as "hour 2, auction" on each change
@@ -118,21 +120,27 @@ class Runtime:
         self._serve(None)  # what came in while the board was being built, then the present
         ready()
         while not self.stopped:
-            timeout = self.clock.wait_ms(self.next_deadline())
-            if self._idle_for_ahead(timeout):
+            deadline = self.next_deadline()
+            timeout = self.clock.wait_ms(deadline)
+            if self._idle_for_ahead(deadline, timeout):
                 work = self.inbox.get(0)
                 if work is None:
                     assert self.display is not None
+                    start = self.clock.now_ms()
                     self.display.prepare_next()  # one screen, then look again
+                    self._ahead_ms = self.clock.now_ms() - start
                     continue
                 self._serve(work)
             else:
                 self._serve(self.inbox.get(timeout))
 
-    def _idle_for_ahead(self, timeout: float | None) -> bool:
-        """A screen to ready, and time for it before the next deadline (AHEAD_S)."""
-        display = self.display
-        return display is not None and display.preparing and (timeout is None or timeout > AHEAD_S)
+    def _idle_for_ahead(self, deadline: int | None, timeout: float | None) -> bool:
+        """A screen to ready, and time for it before the next deadline (see AHEAD_MS)."""
+        if self.display is None or not self.display.preparing:
+            return False
+        if deadline is None or timeout is None:  # nothing due, or time waits (virtual)
+            return True
+        return deadline - self.clock.now_ms() > max(AHEAD_MS, 2 * self._ahead_ms)
 
     def pump(self) -> bool:
         """Do all the work already in, without waiting; False once stopped."""
