@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from cityunit import oled
 from cityunit.config import Config, Hardware, System
 from cityunit.console import Session
 from cityunit.inbox import Input
+from cityunit.oled import pages
 from cityunit.runtime import AHEAD_MS
 from conftest import AUCTION, BUILD, BUZZER, LED, POWER, Rig
 from fakes import run_unit
@@ -372,7 +374,9 @@ def test_a_sighup_stops_the_simulator_cleanly_even_during_start_up(tmp_path: Pat
     start_with_a_sigterm(tmp_path, _signals_on_import(("cityunit_sim.board", "SIGHUP")), "sim")
 
 
-def test_the_loop_readies_what_a_tap_may_show_once_nothing_else_waits(rig: Rig) -> None:
+def test_the_loop_readies_what_a_tap_may_show_once_nothing_else_waits(
+    rig: Rig, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Issue 23: after a frame, the screens the mode expects next are rendered and planned
     one at a time, and only while no work waits; a tap then shows its screen unplanned."""
     display, panel = rig.board.display, rig.board.display.panel
@@ -397,8 +401,11 @@ def test_the_loop_readies_what_a_tap_may_show_once_nothing_else_waits(rig: Rig) 
     real = panel._cheapest
     panel._cheapest = lambda *args: (planned.append(args), real(*args))[1]
     rig.runtime.stopped = False
+    packed = []
+    monkeypatch.setattr(oled, "pages", lambda image: (packed.append(image), pages(image))[1])
     rig.press(AUCTION)
     assert rig.unit.state()["mode"] == "auction" and planned == [], "readied before the tap"
+    assert packed == [], "nor packed again"
 
 
 def test_a_screen_is_readied_where_twice_the_last_readying_fits_before_a_deadline(

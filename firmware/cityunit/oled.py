@@ -260,6 +260,7 @@ class LumaPanel:
         self.sent = 0  # bytes the last frame put on the Pi's bus
         self._planned: dict[bytes, Plan] = {}  # by frame, from the memory `_planned_from`
         self._planned_from: Pages | None = None
+        self._readied: dict[int, tuple[Image.Image, bytes]] = {}  # by id: the image, its frame
 
     def start(self) -> None:
         """(Re)initialise the display; raises OSError or a luma Error if it does not answer."""
@@ -302,19 +303,18 @@ class LumaPanel:
     def prepare(self, image: Image.Image) -> None:
         """Work out now, while the loop idles, what showing `image` would send: packed,
         diffed and planned against the memory as it is (kept until that changes)."""
-        frame = pages(self._device.preprocess(image))
         if self._planned_from is not self._ram:
-            self._planned, self._planned_from = {}, self._ram
+            self._planned, self._readied, self._planned_from = {}, {}, self._ram
+        frame = pages(self._device.preprocess(image))
         key = b"".join(frame)
+        self._readied[id(image)] = (image, key)  # kept alive: its id stays its own
         if self._ram is not None and key not in self._planned:
             self._planned[key] = self._cheapest(frame, self._ram)
 
     def display(self, image: Image.Image) -> None:
         """Send what changed since the last frame, the whole frame when that is unknown."""
-        frame = pages(self._device.preprocess(image))
         old, self._ram = self._ram, None  # unknown until every write has gone through
-        ready = self._planned.get(b"".join(frame)) if self._planned_from is old else None
-        self.sent, ram, inverted, plan = ready or self._cheapest(frame, old)
+        self.sent, ram, inverted, plan = self._plan_for(image, old)
         self._device.send(ram, plan)
         if inverted != self._inverted:
             self._device.command(INVERTED if inverted else NORMAL)
@@ -324,6 +324,16 @@ class LumaPanel:
             self._lit = True
             self.sent += self._device.transaction + 1
         self._ram = ram
+
+    def _plan_for(self, image: Image.Image, old: Pages | None) -> Plan:
+        """The plan readied for this very image (not even packed again) or for the same
+        frame, else one made now."""
+        planned = self._planned if self._planned_from is old else {}
+        readied = self._readied.get(id(image)) if planned else None
+        if readied is not None and readied[0] is image and readied[1] in planned:
+            return planned[readied[1]]
+        frame = pages(self._device.preprocess(image))
+        return planned.get(b"".join(frame)) or self._cheapest(frame, old)
 
     def _cheapest(self, frame: Pages, old: Pages | None) -> Plan:
         """The frame as it is, or its inverse with the glass flipped (a screen that turns
