@@ -119,12 +119,16 @@ class Rig:
     """A unit on fresh mock pins, a virtual clock and an SSD1306 on a bus that can fail."""
 
     def __init__(
-        self, config: Config | None = None, switch_on: bool = False, state_dir: Path | None = None
+        self,
+        config: Config | None = None,
+        switch_on: bool = False,
+        state_dir: Path | None = None,
+        clock: VirtualClock | None = None,
     ) -> None:
         self.factory: MockFactory = mock_factory()
         self.factory.pin(POWER).on = switch_on  # a switch left ON before the start
         self.config = config or Config()
-        self.clock = VirtualClock()
+        self.clock = clock or VirtualClock()
         self.bus = FlakyBus()
         self.board = Board(
             self.config, self.clock, pin_factory=self.factory,

@@ -24,7 +24,7 @@ from cityunit.gestures import Button
 from cityunit.oled import SH1106, SSD1306, SSD1309, LumaPanel, inverse, pages
 from cityunit.render import render
 from cityunit.rules import Rules
-from cityunit.screens import HourEndScreen
+from cityunit.screens import HourEndScreen, HourScreen
 from cityunit.spi import SpiDev
 from cityunit.unit import Unit
 from fakes import INTERFACES, WHOLE, Controller
@@ -456,3 +456,20 @@ def test_screens_readied_ahead_send_the_same_bytes_and_cost_a_tap_no_planning(ki
     assert ahead == plain and shown == shown_plain > 100
     assert planned_plain == shown_plain
     assert planned < shown / 10, f"{planned} of {shown} frames were planned when shown"
+
+
+@pytest.mark.parametrize("interface", INTERFACES)
+@pytest.mark.parametrize("kind", DRIVERS)
+def test_a_screen_readied_before_another_frame_went_out_is_planned_again(kind, interface) -> None:
+    """Issue 23: a plan readied against the memory as it was is worth nothing once another
+    frame changed it (the next tick went out before the tap's screen): followed, it
+    would leave the old tick's digits on the glass."""
+    bus = Controller(kind, spi=interface == "spi")
+    panel = LumaPanel(bus.hardware, bus=bus, pins=bus.pins)
+    panel.start()
+    panel.display(render(HourScreen(1, "00:01"), "en"))
+    tap, tick = render(HourScreen(1, "00:03"), "en"), render(HourScreen(2, "00:01"), "en")
+    panel.prepare(tap)  # readied against 00:01
+    panel.display(tick)
+    panel.display(tap)
+    assert bus.visible() == pages(tap)

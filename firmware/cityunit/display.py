@@ -50,7 +50,9 @@ class Planning(Panel, Protocol):
     that take its memory there), so that showing it later costs only the bus."""
 
     def prepare(self, image: Image.Image) -> None:
-        """Work `image` out against the memory as it is now; kept until that changes."""
+        """Work `image` out against the memory as it is now; kept until that changes.
+        `image` must not change after: the panel knows it again by identity (a render's
+        image never changes)."""
 
 
 RENDERED = 16  # screens kept rendered: the ones a tap or the next frame may show, and some

@@ -118,15 +118,13 @@ class SSD1306(ssd1306):
         apart (a dot moving, the two edges of the screen)."""
         if old is None:
             return [Window(0, len(new) - 1, 0, len(new[0]) - 1)]
-        changed, width = differences(new, old), len(new[0])
-        start = 2 * self.transaction + self.SEEK  # a window's bytes besides its data
+        changed, width, start = differences(new, old), len(new[0]), self.window_start
         best: list[tuple[int, list[Window]]] = [(0, [])]  # the best plan for pages < p
         for last, bits in enumerate(changed):
             if not bits:
                 best.append(best[last])
                 continue
-            least: int | None = None
-            choice: tuple[int, list[tuple[int, int]]] = (last, [])
+            chosen: tuple[int, list[Window]] | None = None
             union = 0
             for first in range(last, -1, -1):  # bands that start and end on a change
                 union |= changed[first]
@@ -134,20 +132,24 @@ class SSD1306(ssd1306):
                     continue
                 height, columns = last - first + 1, union.to_bytes(width)
                 floor = best[first][0] + start + height * (width - columns.count(0))
-                if least is not None and floor >= least:
+                if chosen is not None and floor >= chosen[0]:
                     continue  # even one box over the changed bytes alone costs more
-                spanned = spans(columns, start, height)
-                cost = best[first][0] + sum(start + height * (c1 - c0 + 1) for c0, c1 in spanned)
-                if least is None or cost < least:  # the first of equals
-                    least, choice = cost, (first, spanned)
-            first, spanned = choice
-            assert least is not None
-            best.append((least, best[first][1] + [Window(first, last, *span) for span in spanned]))
+                boxes = [Window(first, last, *span) for span in spans(columns, start, height)]
+                cost = best[first][0] + self.cost(boxes)
+                if chosen is None or cost < chosen[0]:  # the first of equals
+                    chosen = (cost, best[first][1] + boxes)
+            assert chosen is not None  # the band of `last` alone is always one
+            best.append(chosen)
         return best[-1][1]
 
+    @property
+    def window_start(self) -> int:
+        """A window's bytes on the bus besides its data: a command write and a data write."""
+        return 2 * self.transaction + self.SEEK
+
     def cost(self, windows: list[Window]) -> int:
-        """Bytes on the bus: a command write and a data write per window."""
-        return sum(2 * self.transaction + self.SEEK + w.size for w in windows)
+        """Bytes on the bus, every window's."""
+        return sum(self.window_start + w.size for w in windows)
 
     def send(self, new: Pages, windows: list[Window]) -> None:
         start = self._colstart
@@ -302,7 +304,8 @@ class LumaPanel:
 
     def prepare(self, image: Image.Image) -> None:
         """Work out now, while the loop idles, what showing `image` would send: packed,
-        diffed and planned against the memory as it is (kept until that changes)."""
+        diffed and planned against the memory as it is (kept until that changes). Shown
+        later, the same image is not packed again: it must not change meanwhile."""
         if self._planned_from is not self._ram:
             self._planned, self._readied, self._planned_from = {}, {}, self._ram
         frame = pages(self._device.preprocess(image))

@@ -35,9 +35,12 @@ log = logging.getLogger(__name__)
 
 Listener = Callable[[Event], None]
 # A screen is readied ahead only while the next deadline is further off than twice what
-# readying the last one took (0.3 ms here, ~6 ms on a Pi Zero 2 W), and this: a step due
-# must not wait behind one, and an auction's busy tunes still leave gaps for it.
+# readying one takes (0.3 ms here, ~6 ms on a Pi Zero 2 W), and AHEAD_MS at the least: a
+# step due must not wait behind one, and an auction's busy tunes still leave gaps for
+# it. What one takes is the longest lately, from AHEAD_START_MS, less 1/8 each screen:
+# one can take ten times the one before (a render not cached).
 AHEAD_MS = 2
+AHEAD_START_MS = 20
 
 
 class Runtime:
@@ -76,7 +79,7 @@ class Runtime:
         self._seen = -1  # the core's revision the outputs last followed
         self._later: list[tuple[int, int, Callable[[int], None]]] = []
         self._later_seq = itertools.count()
-        self._ahead_ms = 0  # what readying the last screen took
+        self._ahead_ms = AHEAD_START_MS  # what readying a screen takes, at most lately
         self._heartbeat = heartbeat  # (every ms, what): e.g. feeding systemd's watchdog
         self._heartbeat_due: int | None = None if heartbeat is None else clock.now_ms()
         self._status = status  # told a line such as "hour 2, auction" on each change
@@ -121,24 +124,24 @@ class Runtime:
         ready()
         while not self.stopped:
             deadline = self.next_deadline()
-            timeout = self.clock.wait_ms(deadline)
-            if self._idle_for_ahead(deadline, timeout):
+            if self._idle_for_ahead(deadline):
                 work = self.inbox.get(0)
                 if work is None:
                     assert self.display is not None
                     start = self.clock.now_ms()
                     self.display.prepare_next()  # one screen, then look again
-                    self._ahead_ms = self.clock.now_ms() - start
+                    took = self.clock.now_ms() - start
+                    self._ahead_ms = max(took, self._ahead_ms * 7 // 8)
                     continue
                 self._serve(work)
             else:
-                self._serve(self.inbox.get(timeout))
+                self._serve(self.inbox.get(self.clock.wait_ms(deadline)))
 
-    def _idle_for_ahead(self, deadline: int | None, timeout: float | None) -> bool:
+    def _idle_for_ahead(self, deadline: int | None) -> bool:
         """A screen to ready, and time for it before the next deadline (see AHEAD_MS)."""
         if self.display is None or not self.display.preparing:
             return False
-        if deadline is None or timeout is None:  # nothing due, or time waits (virtual)
+        if deadline is None or self.clock.virtual:  # nothing due, or time waits for us
             return True
         return deadline - self.clock.now_ms() > max(AHEAD_MS, 2 * self._ahead_ms)
 

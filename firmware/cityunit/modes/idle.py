@@ -55,8 +55,8 @@ class Idle(Mode):
 
     def ahead(self, now: int) -> list[Screen]:
         """An auction's start, a draw; then its next tick or banner's end. Not the menu:
-        it opens a long press after the press, time enough to work it out then, where
-        readying it with the others would cost every tick of the clock another plan."""
+        it opens on a long press, while the button is held, a moment nobody times to the
+        millisecond; readying it too would cost every tick of the clock another plan."""
         return [openings.auction(self.unit.game.rules), openings.PERMIT, *super().ahead(now)]
 
     def tap(self, button: Button) -> None:

@@ -3,14 +3,27 @@ a long press of either leaves. It closes by itself when left untouched."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from cityunit import settings, sounds
 from cityunit.gestures import Button
 from cityunit.modes.base import Context, Mode
-from cityunit.modes.openings import MENU_ITEMS as ITEMS
-from cityunit.modes.openings import menu_page
-from cityunit.screens import Screen
+from cityunit.permit import Permit
+from cityunit.rules import Rules
+from cityunit.screens import MenuScreen, Screen
 
 IDLE_MS = 30_000  # the menu closes by itself after this long untouched
+ITEMS = [s.name for s in settings.SETTINGS] + ["history", "new_game"]
+
+
+def menu_page(index: int, rules: Rules, history: Iterable[Permit]) -> Screen:
+    """The menu on its item `index` (0: as it opens)."""
+    item, lang = ITEMS[index], rules.language
+    setting = settings.BY_NAME.get(item)
+    if setting is None:
+        return MenuScreen(index, len(ITEMS), item, permits=tuple(history))
+    value = setting.label(setting.get(rules), lang)
+    return MenuScreen(index, len(ITEMS), item, setting.title[lang], value)
 
 
 class Menu(Mode):
