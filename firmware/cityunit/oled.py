@@ -99,11 +99,27 @@ class Window(NamedTuple):
         return (self.p1 - self.p0 + 1) * (self.c1 - self.c0 + 1)
 
 
-class SSD1306(ssd1306):
+class Windowed:
+    """What writing windows costs a controller on the bus: each is a command write (SEEK
+    bytes placing it) and a data write, `transaction` bytes of the bus's own each."""
+
+    SEEK: int
+    transaction = TRANSACTION  # the bus's own bytes a write (the panel sets its interface's)
+
+    @property
+    def window_start(self) -> int:
+        """A window's bytes on the bus besides its data."""
+        return 2 * self.transaction + self.SEEK
+
+    def cost(self, windows: list[Window]) -> int:
+        """Bytes on the bus, every window's."""
+        return sum(self.window_start + w.size for w in windows)
+
+
+class SSD1306(Windowed, ssd1306):
     """Horizontal addressing: a window of columns and pages is filled row by row."""
 
     SEEK = 6  # COLUMNADDR c0 c1 PAGEADDR p0 p1
-    transaction = TRANSACTION  # the bus's own bytes a write (the panel sets its interface's)
 
     def display(self, image: Image.Image) -> None:
         assert image.mode == self.mode and image.size == self.size
@@ -142,15 +158,6 @@ class SSD1306(ssd1306):
             best.append(chosen)
         return best[-1][1]
 
-    @property
-    def window_start(self) -> int:
-        """A window's bytes on the bus besides its data: a command write and a data write."""
-        return 2 * self.transaction + self.SEEK
-
-    def cost(self, windows: list[Window]) -> int:
-        """Bytes on the bus, every window's."""
-        return sum(self.window_start + w.size for w in windows)
-
     def send(self, new: Pages, windows: list[Window]) -> None:
         start = self._colstart
         for p0, p1, c0, c1 in windows:
@@ -165,11 +172,10 @@ class SSD1309(SSD1306, ssd1309):
     init; its charge-pump command is none of the SSD1309's, and is ignored."""
 
 
-class SH1106(sh1106):
+class SH1106(Windowed, sh1106):
     """Page addressing only: each run says its page and first column."""
 
     SEEK = 3  # page, column low nibble, column high nibble
-    transaction = TRANSACTION
 
     def display(self, image: Image.Image) -> None:
         assert image.mode == self.mode and image.size == self.size
@@ -179,11 +185,8 @@ class SH1106(sh1106):
     def plan(self, new: Pages, old: Pages | None) -> list[Window]:
         if old is None:
             return [Window(page, page, 0, len(new[0]) - 1) for page in range(len(new))]
-        changed = runs(new, old, self.SEEK + 2 * self.transaction)
+        changed = runs(new, old, self.window_start)
         return [Window(page, page, first, last) for page, first, last in changed]
-
-    def cost(self, windows: list[Window]) -> int:
-        return sum(2 * self.transaction + self.SEEK + w.size for w in windows)
 
     def send(self, new: Pages, windows: list[Window]) -> None:
         for page, _, first, last in windows:
