@@ -12,23 +12,24 @@ from collections.abc import Callable
 from cityunit import lights, sounds
 from cityunit.events import EventKind
 from cityunit.patterns import Pattern, Track
-from cityunit.timers import Timers
 
 Emit = Callable[..., None]
 
 
 class Cues:
-    def __init__(self, timers: Timers, emit: Emit) -> None:
+    def __init__(self, emit: Emit, muted: Callable[[], bool]) -> None:
+        """`muted`: whether the volume is off now (asked at every sync)."""
         self._emit = emit
+        self._is_muted = muted
         self.led: Track[float] = Track(0.0)
         self.buzzer: Track[int | None] = Track(None)
         self.level = 0.0  # the LED now
         self.hz: int | None = None  # the buzzer now (None: silent, or the volume is off)
         self._muted = False
-        # The wakes run after every other timer due at the same instant, so what a mode does
-        # then is in place before the outputs are read (the LED's before the buzzer's).
-        self._led_wake = timers.timer(rank=1)  # an output's next step
-        self._tone_wake = timers.timer(rank=2)
+        # An output's next step, as of the last sync: the core steps there after every
+        # timer due at the same instant, so what a mode does then is in place before the
+        # outputs are read. Not a Timer: thousands an hour, each known when the last is.
+        self.next_at: int | None = None
 
     def light(self, pattern: Pattern[float], now: int) -> None:
         self.led.set_base(pattern, now)
@@ -56,22 +57,20 @@ class Cues:
     def quiet_buzzer(self, now: int) -> None:
         self.buzzer.silence(now)
 
-    def sync(self, now: int, muted: bool) -> None:
+    def sync(self, now: int) -> None:
         """Take the outputs to `now`, telling each change, and wake at the next one. An
         output is recomputed only if its pattern changed or its next step is due."""
-        led, buzzer = self.led, self.buzzer
-        if led.due(now):
-            level, _ = led.state(now)
-            if level != self.level:
-                self.level = level
-                self._emit(EventKind.LED, level=level)
-        if buzzer.due(now) or muted != self._muted:
+        led, buzzer, muted = self.led, self.buzzer, self._is_muted()
+        if led.follow(now) and led.value != self.level:
+            self.level = level = led.value
+            self._emit(EventKind.LED, level=level)
+        if buzzer.follow(now) or muted != self._muted:
             self._muted = muted
-            hz, _ = buzzer.state(now)
-            if muted:
-                hz = None  # silent; every light signal stays
+            hz = None if muted else buzzer.value  # muted: silent; every light signal stays
             if hz != self.hz:
                 self.hz = hz
                 self._emit(EventKind.TONE, hz=hz)
-        self._led_wake.set_or_cancel(led.changes_at)
-        self._tone_wake.set_or_cancel(buzzer.changes_at)
+        at = led.changes_at  # the earlier of the two (earliest(), written out: the hot path)
+        if at is None or (buzzer.changes_at is not None and buzzer.changes_at < at):
+            at = buzzer.changes_at
+        self.next_at = at

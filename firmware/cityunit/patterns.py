@@ -7,6 +7,8 @@ exactly.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Generic, TypeVar
@@ -26,22 +28,19 @@ class Pattern(Generic[V]):
             raise ValueError("a pattern needs steps of positive length")
 
     @cached_property
-    def length_ms(self) -> int:
-        """One pass through the steps."""
-        return sum(ms for _, ms in self.steps)
+    def ends(self) -> tuple[int, ...]:
+        """When each step ends, from the start of a pass."""
+        return tuple(itertools.accumulate(ms for _, ms in self.steps))
 
     def at(self, elapsed: int) -> tuple[V, int] | None:
         """The value at `elapsed` ms and the ms until it changes; None once a one-shot ends."""
-        total = self.length_ms
+        ends = self.ends
         if self.repeat:
-            elapsed %= total
-        elif elapsed >= total:
+            elapsed %= ends[-1]
+        elif elapsed >= ends[-1]:
             return None
-        for value, ms in self.steps:
-            if elapsed < ms:
-                return value, ms - elapsed
-            elapsed -= ms
-        raise AssertionError("unreachable")
+        i = bisect.bisect_right(ends, elapsed)
+        return self.steps[i][0], ends[i] - elapsed
 
     def __mul__(self, times: int) -> Pattern[V]:
         return Pattern(self.steps * times, self.repeat)
@@ -59,8 +58,9 @@ class Track(Generic[V]):
         self.rest = rest
         self._base: tuple[Pattern[V], int] = (steady(rest), 0)
         self._overlay: tuple[Pattern[V], int] | None = None
-        self.touched = True  # a pattern was set since the last `state`
-        self.changes_at: int | None = None  # when the value next changes, as of `state`
+        self.value = rest  # as of the last `follow`
+        self.touched = True  # a pattern was set since
+        self.changes_at: int | None = None  # when the value next changes, as of then
 
     def set_base(self, pattern: Pattern[V], t: int) -> None:
         """The mode's pattern, from `t`; an overlay still playing stays on top of it."""
@@ -79,10 +79,15 @@ class Track(Generic[V]):
         self._overlay = None
         self.touched = True
 
-    def due(self, t: int) -> bool:
-        """Whether the value at `t` may differ from the last `state`: a pattern was set, or
-        its next step has come."""
-        return self.touched or (self.changes_at is not None and t >= self.changes_at)
+    def follow(self, t: int) -> bool:
+        """`value` taken to `t` if it may have changed (a pattern was set, or its next step
+        has come): whether it was."""
+        changes_at = self.changes_at
+        if not self.touched and (changes_at is None or t < changes_at):
+            return False
+        self.value, ms = self._state(t)
+        self.touched, self.changes_at = False, None if ms is None else t + ms
+        return True
 
     def base_value(self, t: int) -> V:
         """The base's value at `t`, whatever the overlay; `rest` once a one-shot base ends."""
@@ -90,13 +95,8 @@ class Track(Generic[V]):
         now = pattern.at(t - t0)
         return self.rest if now is None else now[0]
 
-    def state(self, t: int) -> tuple[V, int | None]:
-        """The value at `t` and how many ms it holds (None: until the pattern is replaced)."""
-        value, ms = self._state(t)
-        self.touched, self.changes_at = False, None if ms is None else t + ms
-        return value, ms
-
     def _state(self, t: int) -> tuple[V, int | None]:
+        """The value at `t` and how many ms it holds (None: until the pattern is replaced)."""
         starts = None  # when an overlay yet to come starts (a press handled late)
         if self._overlay is not None:
             overlay, o0 = self._overlay

@@ -66,9 +66,12 @@ def save_atomic(path: Path, data: bytes) -> None:
         os.close(dir_fd)
 
 
+_COMPACT = json.JSONEncoder(separators=(",", ":")).encode  # made once: every 5 s of play
+
+
 def encode(state: dict[str, Any]) -> bytes:
     """A snapshot as the file's bytes: compact JSON, the format's `version` first."""
-    return json.dumps({"version": VERSION, **state}, separators=(",", ":")).encode()
+    return _COMPACT({"version": VERSION, **state}).encode()
 
 
 def read(path: Path) -> dict[str, Any] | None:

@@ -103,7 +103,7 @@ class Unit(modes.Context):
         self._save = self.timers.timer(self.worth_saving)
         self._frame = self.timers.timer()  # only wakes: `_changed` tells the observers
         self._until = now  # where the advance under way goes (now, between advances)
-        self.cues = Cues(self.timers, self.emit)
+        self.cues = Cues(self.emit, lambda: self.game.rules.volume == "off")
         self.game = Game(self, rules)
         self._gestures = Gestures(self.timers, rules.long_press_ms, self._gesture)
         self._contacts = {
@@ -119,20 +119,27 @@ class Unit(modes.Context):
     # ----- time ----------------------------------------------------------------------
 
     def advance(self, t: int) -> None:
-        """Run every timer up to `t`, each at its own time, in order."""
+        """Run every timer up to `t` in order, the outputs stepping at each change between."""
         self._until = max(self.now, t)
-        while (due := self.timers.pop_due(t)) is not None:
+        while True:
+            at = self.timers.next()  # first, the outputs' steps before it (they set no timer)
+            last = t if at is None or at > t else at - 1
+            while (step := self.cues.next_at) is not None and step <= last:
+                self.now = max(self.now, step)
+                self._followed()
+            if (due := self.timers.pop_due(t)) is None:
+                break
             at, timer = due
             self.now = max(self.now, at)
             timer.fire()
             self._followed()
         self.now = self._until
         self._next_frame()
-        self.cues.sync(self.now, self._muted())
+        self.cues.sync(self.now)
 
     def next_deadline(self) -> int | None:
-        """Its earliest timer: an output's next step, a mode's, the next frame or save."""
-        return self.timers.next()
+        """Its earliest timer (a mode's step, the next frame or save) or output's step."""
+        return earliest(self.timers.next(), self.cues.next_at)
 
     def loop_due(self, frames: bool) -> int | None:
         """The next save (and frame): a virtual clock's loop steps there, as a real one does."""
@@ -141,7 +148,7 @@ class Unit(modes.Context):
     def _followed(self) -> None:
         """After each timer: the LED and the buzzer follow, and observers are told to
         look again."""
-        self.cues.sync(self.now, self._muted())
+        self.cues.sync(self.now)
         self.revision += 1
 
     def _changed(self) -> None:
@@ -155,9 +162,6 @@ class Unit(modes.Context):
         passes over are one change to look at, not one each: the timer fires once (at
         the first), and is set again from where the advance ends."""
         self._frame.set_or_cancel(self.mode.next_frame(self.now))
-
-    def _muted(self) -> bool:
-        return self.game.rules.volume == "off"
 
     # ----- inputs ----------------------------------------------------------------------
 
@@ -339,10 +343,7 @@ class Unit(modes.Context):
     # ----- gestures and the switch ---------------------------------------------------------
 
     def _button(self, button: Button, down: bool) -> None:
-        if down:
-            self._gestures.down(button, self.now)
-        else:
-            self._gestures.up(button, self.now)
+        (self._gestures.down if down else self._gestures.up)(button, self.now)
 
     def _gesture(self, gesture: Gesture, button: Button | None) -> None:
         mode = self.mode
