@@ -23,7 +23,8 @@ HERE = Path(__file__).resolve().parent
 PINOUT = tomllib.loads((HERE / "pinout.toml").read_text())
 PARTS = PINOUT["part"]
 SPI = PINOUT["spi_display"]  # the SPI display option, instead of the I2C OLED
-Q1 = PINOUT["transistor"]
+# Q1's legs: the firmware's table, which its wiring test names too
+Q1 = tomllib.loads((HERE.parent / "firmware/cityunit/transistors.toml").read_text())["q1"]
 HEADER = dict(enumerate(PINOUT["header"], 1))  # physical pin -> what the Pi puts there
 
 

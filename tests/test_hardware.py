@@ -17,7 +17,7 @@ import pytest
 from cityunit.config import Config
 from cityunit.doctor import FAIL, OK
 from cityunit.parts import Parts
-from cityunit.wiring import WiringTest
+from cityunit.wiring import WiringTest, buzzer_hint
 from fakes import mock_factory
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -61,9 +61,17 @@ def test_every_physical_pin_is_where_the_header_has_that_gpio() -> None:
     assert pins == [(10, 19), (11, 23), (8, 24), (24, 18), (25, 22)]
 
 
+def test_the_silent_buzzers_hint_is_the_boms_transistor_as_the_guide_says() -> None:
+    """One table: doctor's hint and the troubleshooting page give the BOM's leg order
+    (the hint once said E-B-C, which reverses a BC337)."""
+    hint = buzzer_hint(18)
+    assert "BC337-40: C-B-E, flat side facing you" in hint
+    assert f"`{hint}`" in (ROOT / "docs/troubleshooting.md").read_text()
+
+
 def test_the_named_transistor_has_its_datasheet_pin_order() -> None:
     # onsemi BC337/D, Fairchild BC337: TO-92, 1 collector, 2 base, 3 emitter (flat side facing you, legs down).
-    q1 = PINOUT["transistor"]
+    q1 = tomllib.loads((ROOT / "firmware/cityunit/transistors.toml").read_text())["q1"]
     assert q1["part"].startswith("BC337") and q1["legs"] == "C-B-E"
     assert {s["part"].split()[0]: s["legs"] for s in q1["substitutes"]}["PN2222A"] == "E-B-C"
     assert "BC337-40 (legs C-B-E)" in (ROOT / "hardware/bom.csv").read_text()
@@ -90,6 +98,8 @@ def copy(tmp_path: Path) -> Callable[..., Result]:
         shutil.copy(ROOT / "hardware" / name, tmp_path / "hardware" / name)
     shutil.copy(ROOT / "hardware/wiring.svg", tmp_path / "hardware/wiring.svg")
     shutil.copy(ROOT / "README.md", tmp_path / "README.md")
+    (tmp_path / "firmware/cityunit").mkdir(parents=True)
+    shutil.copy(ROOT / "firmware/cityunit/transistors.toml", tmp_path / "firmware/cityunit")
 
     def run(*args: str, edit: tuple[str, str, str] | None = None) -> Result:
         if edit:
@@ -197,7 +207,7 @@ def test_an_output_nobody_sees_is_a_failure_with_a_hint(wiring_test) -> None:
     assert test.run() == 1
     failed = {f.what: f.detail for f in test.findings if f.level == FAIL}
     assert set(failed) == {"LED", "buzzer", "OLED"}
-    assert "GPIO13" in failed["LED"] and "transistor" in failed["buzzer"]
+    assert "GPIO13" in failed["LED"] and "BC337-40: C-B-E" in failed["buzzer"]
 
 
 @pytest.mark.parametrize("part", ["led", "buzzer"])

@@ -4,8 +4,10 @@ end to end, which reading the pins alone cannot do."""
 
 from __future__ import annotations
 
+import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from importlib import resources
 from typing import Any
 
 from cityunit.config import Config
@@ -13,6 +15,14 @@ from cityunit.doctor import FAIL, OK, Finding
 
 WAIT_S = 30
 TEST_TONES = (1047, 2093, 3136)
+
+
+def buzzer_hint(gpio: int) -> str:
+    """What to check when the buzzer is silent: Q1's legs as the BOM's part has them (a
+    substitute's differ: the build guide's table, from the same file)."""
+    q1 = tomllib.loads(resources.files("cityunit").joinpath("transistors.toml").read_text())
+    legs = f"{q1['q1']['part']}: {q1['q1']['legs']}, flat side facing you, legs down"
+    return f"check GPIO{gpio}, the transistor's legs ({legs}) and 5V to the buzzer"
 
 
 def test_pattern() -> Any:
@@ -65,7 +75,7 @@ class WiringTest:
         self.parts.sound(None)
         self.confirm(
             "buzzer", "Did you hear three rising beeps?",
-            f"check GPIO{pins.buzzer}, the transistor's legs (E-B-C) and 5V to the buzzer",
+            buzzer_hint(pins.buzzer),
         )  # fmt: skip
         if self.display is not None:
             self.display.display(test_pattern())
