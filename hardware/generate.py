@@ -275,6 +275,15 @@ def schematic(backend: str) -> bytes:
     line((c[0], top), (c[0] + 1.8, top))
     d.add(elm.Diode().endpoints((c[0] + 1.8, low), (c[0] + 1.8, top)).label("1N4148", loc="bottom"))
     line((c[0] + 1.8, low), (c[0], low))
+    # R3 across it too: a piezo's discharge (a magnetic buzzer does not mind it).
+    line((c[0] + 1.8, top), (c[0] + 4.2, top))
+    d.add(
+        elm.Resistor().endpoints((c[0] + 4.2, low), (c[0] + 4.2, top))
+        .label(f"R3 {ohms(buzzer['bleed_resistor_ohm'])}", loc="bottom")
+    )  # fmt: skip
+    line((c[0] + 4.2, low), (c[0] + 1.8, low))
+    d.add(elm.Dot().at((c[0] + 1.8, top)))
+    d.add(elm.Dot().at((c[0] + 1.8, low)))
     d.add(elm.Dot().at((c[0], top)))
     d.add(elm.Dot().at((c[0], low)))
     line(e, (e[0], at[buzzer["ground"]][1]), at[buzzer["ground"]])
@@ -380,6 +389,7 @@ def wiring_svg() -> str:
         f'<text x="690" y="{y0 + 14}">+: pin {supply} ({HEADER[supply]})</text>',
         f'<text x="690" y="{y0 + 34}">\u2212: Q1\'s C</text>',
         f'<text x="690" y="{y0 + 54}">1N4148 across, band on +</text>',
+        f'<text x="690" y="{y0 + 74}">R3 ({ohms(buzzer["bleed_resistor_ohm"])}) across too</text>',
         f'<text x="600" y="{y0 + 102}">BZ1, the buzzer</text>',
         "</svg>",
     ]

@@ -77,6 +77,23 @@ def test_the_named_transistor_has_its_datasheet_pin_order() -> None:
     assert "BC337-40 (legs C-B-E)" in (ROOT / "hardware/bom.csv").read_text()
 
 
+def test_a_piezo_buzzer_has_a_resistor_across_it_to_discharge() -> None:
+    """A piezo is a capacitor: switched low-side with only the diode across it, it
+    charges once and stays almost silent. R3 across BZ1, in every drawing and the BOM."""
+    ohm = PINOUT["part"]["buzzer"]["bleed_resistor_ohm"]
+    rows = {r["ref"]: r for r in csv.DictReader((ROOT / "hardware/bom.csv").open(newline=""))}
+    assert (
+        rows["R3"]["value"].startswith(f"{ohm // 1000} kohm") and "across BZ1" in rows["R3"]["why"]
+    )
+    assert "louder" in rows["BZ1"]["value"] and "piezo" in rows["BZ1"]["why"]
+    assert "1 kohm across it" in PINOUT["part"]["buzzer"]["wiring"]
+    schematic = (ROOT / "hardware/schematic.svg").read_text()
+    assert (
+        "R3" in schematic and "R3 (1 kΩ) across too" in (ROOT / "hardware/wiring.svg").read_text()
+    )
+    assert "(R3) across it too" in (ROOT / "hardware/README.md").read_text()
+
+
 def test_the_bom_has_what_the_case_and_the_power_need() -> None:
     rows = {r["ref"]: r for r in csv.DictReader((ROOT / "hardware/bom.csv").open(newline=""))}
     scad = (ROOT / "hardware/enclosure/cityunit.scad").read_text()
