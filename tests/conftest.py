@@ -124,12 +124,13 @@ class Rig:
         switch_on: bool = False,
         state_dir: Path | None = None,
         clock: VirtualClock | None = None,
+        bus: FlakyBus | None = None,
     ) -> None:
         self.factory: MockFactory = mock_factory()
         self.factory.pin(POWER).on = switch_on  # a switch left ON before the start
         self.config = config or Config()
         self.clock = clock or VirtualClock()
-        self.bus = FlakyBus()
+        self.bus = bus or FlakyBus()
         self.board = Board(
             self.config, self.clock, pin_factory=self.factory,
             panel=LumaPanel(self.config.hardware, bus=self.bus), seed=5, state_dir=state_dir,

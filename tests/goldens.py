@@ -16,6 +16,7 @@ from cityunit.screens import (
     ShutdownScreen,
     SoldScreen,
     StillOnScreen,
+    SwitchOffScreen,
 )
 from cityunit.settings import BY_NAME
 
@@ -51,6 +52,7 @@ SCREENS = {
     "shutdown": ShutdownScreen(),
     "still-on": StillOnScreen(),
     "still-on-timed": StillOnScreen(30),
+    "switch-off": SwitchOffScreen(),
     "menu-history": MenuScreen(
         6, 8, "history", permits=(THREE, ONE, STATION, TWO, TWO, ONE, THREE)
     ),

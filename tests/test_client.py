@@ -156,18 +156,18 @@ def test_closing_a_simulator_that_does_not_exit_in_time_kills_it_quietly(
 def test_the_screen_as_an_image_and_against_a_golden(tmp_path: Path) -> None:
     import shutil
 
-    golden = Path(__file__).with_name("golden") / "blank.en.png"
+    golden = Path(__file__).with_name("golden") / "switch-off.en.png"
     with Client.simulator(seed=1) as unit:
         assert unit.is_simulator is True, "known from the start, before fresh()"
         picture = unit.screen()
         assert picture.mode == "1" and picture.size == (128, 64)
-        unit.assert_screen(golden)  # switched OFF: dark
+        unit.assert_screen(golden)  # switched OFF, and never yet ON: it says so
         unit.switch(True)
-        mine = tmp_path / "blank.png"
+        mine = tmp_path / "off.png"
         shutil.copy(golden, mine)
         with pytest.raises(AssertionError, match="the difference in"):
             unit.assert_screen(mine)
-        assert (tmp_path / "blank.actual.png").exists() and (tmp_path / "blank.diff.png").exists()
+        assert (tmp_path / "off.actual.png").exists() and (tmp_path / "off.diff.png").exists()
         with pytest.raises(AssertionError, match=r"no .*new\.png: the screen is in"):
             unit.assert_screen(tmp_path / "new.png")
 

@@ -165,7 +165,7 @@ def test_an_invalid_config_is_each_line(tmp_path: Path) -> None:
     assert [f.level for f in d.findings if f.what == "config"] == [FAIL, FAIL, WARN]
 
 
-@pytest.mark.parametrize("flag", [[], ["--config", "/nonexistent.toml"]])
+@pytest.mark.parametrize("flag", [[], ["--config", "/nonexistent.toml"], ["--step", "3"]])
 def test_the_command_prints_and_fails_off_a_pi(flag: list[str]) -> None:
     result = subprocess.run(
         [sys.executable, "-m", "cityunit", "doctor", *flag],
@@ -175,6 +175,15 @@ def test_the_command_prints_and_fails_off_a_pi(flag: list[str]) -> None:
     )
     assert result.returncode == 1
     assert result.stdout.startswith("cityunit ") and " FAIL " in result.stdout
+    if flag[:1] == ["--step"]:
+        assert "doctor: step 3, The buttons and the switch" in result.stdout
+
+
+@pytest.mark.parametrize("flag", [["--step", "7"], ["--step", "2", "--interactive"]])
+def test_a_step_the_guide_has_not_is_refused(flag: list[str]) -> None:
+    result = subprocess.run([sys.executable, "-m", "cityunit", "doctor", *flag],
+                            capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert result.returncode == 2 and "--step" in result.stderr, result.stderr
 
 
 def test_a_fresh_channel_is_tried_as_the_service_plays_it_and_reported_ok(
@@ -353,12 +362,24 @@ def test_the_wiring_tests_hint_names_the_spi_wires() -> None:
 
 def test_a_service_stopped_for_the_wiring_test_is_no_failure(tmp_path: Path) -> None:
     d = doctor(tmp_path, machine(tmp_path), service="inactive")
-    d.wiring_test = True
+    d.step = 3
     d.run()
     assert levels(d)["service"] == OK and "systemctl start cityunit" in report(d)
-    plain = doctor(tmp_path, tmp_path / "dev", service="inactive")
-    plain.run()
-    assert levels(plain)["service"] == FAIL, "stopped otherwise is a failure"
+    for step in (None, 1):  # at step 1 the installer has just started it
+        plain = doctor(tmp_path, tmp_path / "dev", service="inactive")
+        plain.step = step
+        plain.run()
+        assert levels(plain)["service"] == FAIL, "stopped otherwise is a failure"
+
+
+def test_step_1_checks_no_display_and_step_2_does(tmp_path: Path) -> None:
+    """Step 1 wires nothing: a display that does not answer yet is no failure there."""
+    dev = machine(tmp_path)
+    for step, code in ((1, 0), (2, 1), (None, 1)):
+        d = doctor(tmp_path, dev, bus=Bus(set()))
+        d.step = step
+        assert d.run() == code, report(d)
+        assert ("display" in levels(d)) == (step != 1), report(d)
 
 
 class FastBus(Bus):

@@ -17,7 +17,7 @@ import pytest
 from cityunit.config import Config
 from cityunit.doctor import FAIL, OK
 from cityunit.parts import Parts
-from cityunit.wiring import WiringTest, buzzer_hint
+from cityunit.wiring import STEPS, NotPaused, WiringTest, buzzer_hint, service_paused
 from fakes import mock_factory
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -227,6 +227,48 @@ def test_an_output_nobody_sees_is_a_failure_with_a_hint(wiring_test) -> None:
     assert "GPIO13" in failed["LED"] and "BC337-40: C-B-E" in failed["buzzer"]
 
 
+@pytest.mark.parametrize("step", range(1, 7))
+def test_each_step_of_the_guide_tests_only_the_parts_it_wired(wiring_test, step: int) -> None:
+    test, person, screen = wiring_test({})
+    assert test.run(STEPS[step][1]) == 0
+    assert tuple(f.what for f in test.findings) == STEPS[step][1]
+    assert bool(screen.shown) == (step in (2, 6)), "the screen's test pattern: step 2 and 6"
+    asked = " ".join(person.prompts)
+    assert ("beeps" in asked) == (step in (5, 6)) and ("switch" in asked) == (step in (3, 6))
+
+
+def test_the_guides_steps_are_the_ones_doctor_checks() -> None:
+    """Each step of the build guide is one of doctor's, under the same title, and says
+    how to check it: `cityunit doctor --step N`."""
+    import re
+
+    guide = (ROOT / "hardware/README.md").read_text().split("## Build guide")[1]
+    guide = guide.split("\n### ")[0]
+    steps = re.findall(r"^(\d)\. \*\*(.+?)\.\*\*(.*?)(?=^\d\. \*\*|\Z)", guide, re.M | re.S)
+    assert [(int(n), title) for n, title, _ in steps] == [(n, t) for n, (t, _) in STEPS.items()]
+    for n, _, text in steps:
+        assert f"cityunit doctor --step {n}" in text, f"step {n} says how to check it"
+
+
+def test_the_service_is_paused_for_the_test_and_started_again_whatever_happens() -> None:
+    ran: list[list[str]] = []
+
+    def run(argv: list[str]) -> int:
+        ran.append(argv)
+        return 0
+
+    with pytest.raises(KeyboardInterrupt), service_paused(True, run, say=lambda line: None):
+        assert ran == [["sudo", "systemctl", "stop", "cityunit.service"]]
+        raise KeyboardInterrupt  # the person gave up half-way
+    assert ran[-1] == ["sudo", "systemctl", "start", "cityunit.service"]
+    ran.clear()
+    with service_paused(False, run, say=lambda line: None):
+        pass
+    assert ran == [], "a stopped service is left alone"
+    with pytest.raises(NotPaused), service_paused(True, lambda argv: 1, say=lambda line: None):
+        raise AssertionError("no test while the service holds the pins")
+
+
 @pytest.mark.parametrize("part", ["led", "buzzer"])
 def test_the_outputs_really_move_their_pins(part: str) -> None:
     config = Config()
@@ -245,7 +287,7 @@ def test_the_outputs_really_move_their_pins(part: str) -> None:
         return "y"
 
     with Parts(config, lambda name, level: None, factory) as parts:
-        assert WiringTest(config, parts, ask=person).run() == 0
+        assert WiringTest(config, parts, ask=person).run(("auction", "LED", "buzzer")) == 0
     assert any(seen), f"the {part} pin never went up"
 
 

@@ -18,7 +18,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "testing.md"
-GOLDEN = ROOT / "tests" / "golden" / "blank.en.png"
+GOLDEN = ROOT / "tests" / "golden" / "switch-off.en.png"
 
 TYPED = """
 from cityunit.client import Client
@@ -38,7 +38,7 @@ from pathlib import Path
 
 
 def test_the_screen_and_raw_edges(cityunit):
-    cityunit.assert_screen(Path(__file__).with_name("blank.png"))  # OFF: dark
+    cityunit.assert_screen(Path(__file__).with_name("off.png"))  # OFF, never yet ON: said
     cityunit.edge("power", "low")
     chatter = [("auction", "low"), ("auction", "high")] * 5
     for contact, level in chatter + [("auction", "low")]:
@@ -89,7 +89,7 @@ def test_a_third_party_installs_it_type_checks_and_tests_with_it(
     complete = re.findall(r"```python\n(.*?)```", DOC.read_text(), flags=re.DOTALL)[0]
     (project / "test_auction.py").write_text(complete)
     (project / "test_tester.py").write_text(TESTER)
-    (project / "blank.png").write_bytes(GOLDEN.read_bytes())
+    (project / "off.png").write_bytes(GOLDEN.read_bytes())
     tested = run(python, "-m", "pytest", "-q", "-p", "no:cacheprovider", cwd=project)
     assert "4 passed" in tested.stdout, tested.stdout
     where = run(python, "-c", "import cityunit; print(cityunit.__file__)", cwd=project)

@@ -131,7 +131,7 @@ def test_the_screens_text_is_written_out_and_a_narrow_terminal_told() -> None:
     80 columns the picture was cut off without a word."""
     with curses_sim(24, 80, "--seed", "2") as (master, screen):
         stream = pyte.ByteStream(screen)
-        read_screen(master, screen, stream, "screen  (dark)")
+        read_screen(master, screen, stream, "screen  SWITCH OFF · flip it ON · to play")
         os.write(master, b" ")
         read_screen(master, screen, stream, "screen  HOUR 1")
     with curses_sim(24, 50, "--seed", "2") as (master, screen):

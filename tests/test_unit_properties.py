@@ -86,7 +86,9 @@ class UnitMachine(RuleBasedStateMachine):
         assert snap.mode in MODE_NAMES
         if snap.mode == "off":
             assert snap.led == 0.0 and snap.tone_hz is None
-            assert state["screen"][:1] in ([], ["UNIT OFF"]), "dark, or saying the Pi runs on"
+            # dark, or saying the Pi runs on; SWITCH OFF only on a unit never yet ON
+            said = ["UNIT OFF"] if u.game.begun else ["SWITCH OFF"]
+            assert state["screen"][:1] in ([], said), state["screen"]
         if not snap.power:
             assert snap.mode in ("off", "shutdown")
         if snap.permit is not None:

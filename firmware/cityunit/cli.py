@@ -91,9 +91,15 @@ def _add_tools(sub: Commands) -> None:
         "doctor", help="check the config, I2C, the display, GPIO and the service"
     )
     doctor.add_argument("--config", type=Path, help=CONFIG_HELP)
-    doctor.add_argument(
+    steps = doctor.add_mutually_exclusive_group()
+    steps.add_argument(
+        "--step", type=int, choices=range(1, 7), metavar="N",
+        help="the build guide's step N (1-6): check only what it has wired so far, then test"
+        " its parts by hand (press, flip, look, listen)",
+    )  # fmt: skip
+    steps.add_argument(
         "--interactive", action="store_true",
-        help="then test each wire: press each button, see and hear each output",
+        help="then test each wire: press each button, see and hear each output (= --step 6)",
     )  # fmt: skip
 
     console = sub.add_parser("console", help="talk to a unit's console (serial port, pty or URL)")

@@ -102,8 +102,9 @@ class Doctor:
     device_tree: Path = Path("/proc/device-tree")
     i2c_adapters: Path = Path("/sys/class/i2c-adapter")
     frames_panel: Callable[[Hardware], Any] = _luma_panel
-    wiring_test: bool = False  # before the wiring test: the service is stopped on purpose
+    step: int | None = None  # the build guide's step: check only what is wired so far
     findings: list[Finding] = field(default_factory=list)
+    service_active: bool = False  # as found by `run`
 
     def say(self, level: str, what: str, detail: str = "") -> None:
         """One finding, in the order the checks ran."""
@@ -117,7 +118,7 @@ class Doctor:
             self.say(FAIL, "board", f"this is not a Raspberry Pi ({platform.machine()}): doctor "
                      "checks a unit on its Pi; here, `cityunit sim` plays the unit")  # fmt: skip
             return 1
-        service_active = self.check_service()
+        self.service_active = service_active = self.check_service()
         if config is None and service_active:
             self.say(
                 WARN, "config", "the running service keeps the config it started with (or last "
@@ -126,9 +127,10 @@ class Doctor:
         if config is not None:
             self.check_gpio(config, service_active)
             self.check_pwm(config, service_active)
-            if config.hardware.display != "none" and config.hardware.interface == "spi":
+            display = config.hardware.display != "none" and (self.step or 2) >= 2  # step 2 on
+            if display and config.hardware.interface == "spi":
                 self.check_spi(config)
-            elif config.hardware.display != "none" and self.check_i2c(config):
+            elif display and self.check_i2c(config):
                 self.check_i2c_speed(config, service_active)
         return 1 if any(f.level == FAIL for f in self.findings) else 0
 
@@ -149,9 +151,9 @@ class Doctor:
         enabled = self.systemctl("is-enabled", "cityunit.service")
         if active == "active":
             self.say(OK, "service", f"running ({enabled} at boot)")
-        elif self.wiring_test and enabled in ("enabled", "disabled", "static"):
-            self.say(OK, "service", "stopped for the wiring test: `sudo systemctl start cityunit`"
-                     " after it")  # fmt: skip
+        elif (self.step or 0) >= 2 and enabled in ("enabled", "disabled", "static"):
+            self.say(OK, "service", "stopped, which the wiring test needs: `sudo systemctl start"
+                     " cityunit` after it")  # fmt: skip
         elif enabled in ("enabled", "disabled", "static"):
             self.say(FAIL, "service", f"installed but {active}: see `journalctl -u cityunit -e`")
         else:

@@ -54,6 +54,11 @@ class Game:
     def elapsed(self, now: int) -> int:
         return self.clock.elapsed(now)
 
+    @property
+    def begun(self) -> bool:
+        """The switch has been ON since the unit was new: hour 0 only until then (saved)."""
+        return self.hour > 0
+
     def last_hour(self) -> bool:
         return 0 < self.rules.game_hours <= self.session_hours
 

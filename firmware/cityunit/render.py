@@ -24,6 +24,7 @@ from cityunit.screens import (
     ShutdownScreen,
     SoldScreen,
     StillOnScreen,
+    SwitchOffScreen,
 )
 
 WIDTH, HEIGHT = 128, 64
@@ -220,6 +221,13 @@ def _still_on(screen: StillOnScreen, canvas: Canvas, lines: list[str]) -> None:
     _title(canvas, lines[0])
     for y, line in zip((20, 34, 48), lines[1:], strict=True):
         _text(canvas, y, line, 12)
+
+
+@paint.register
+def _switch_off(screen: SwitchOffScreen, canvas: Canvas, lines: list[str]) -> None:
+    _title(canvas, lines[0])
+    _text(canvas, 26, lines[1], 13)
+    _text(canvas, 44, lines[2], 13)
 
 
 @paint.register

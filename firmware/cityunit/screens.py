@@ -34,6 +34,9 @@ TEXT = {
         "how_off": "both 5 s: shut down",
         "off_in": "auto off in {n} min",
         "unplug": "then unplug it",
+        "switch_off": "SWITCH OFF",
+        "flip_on": "flip it ON",
+        "to_play": "to play",
         "settings": "SETTINGS {i}/{n}",
         "history": "LAST PERMITS",
         "none": "none yet",
@@ -62,6 +65,9 @@ TEXT = {
         "how_off": "2 boutons 5 s : arrêt",
         "off_in": "arrêt auto : {n} min",
         "unplug": "puis débranchez",
+        "switch_off": "SUR ARRÊT",
+        "flip_on": "mettez sur MARCHE",
+        "to_play": "pour jouer",
         "settings": "RÉGLAGES {i}/{n}",
         "history": "DERNIERS PERMIS",
         "none": "aucun encore",
@@ -212,6 +218,18 @@ class StillOnScreen:
         t = TEXT[lang]
         last = t["off_in"].format(n=self.off_in_min) if self.off_in_min else t["unplug"]
         return [t["unit_off"], t["pi_on"], t["how_off"], last]
+
+
+@dataclass(frozen=True)
+class SwitchOffScreen:
+    """The switch OFF on a unit never yet switched ON (a new build, a wiped card): a dark
+    screen would look broken, or unwired, so it says where the switch stands. Once the
+    unit has been ON, OFF is dark, as on the original."""
+
+    def lines(self, lang: str) -> list[str]:
+        """SWITCH OFF, then what to do."""
+        t = TEXT[lang]
+        return [t["switch_off"], t["flip_on"], t["to_play"]]
 
 
 @dataclass(frozen=True)

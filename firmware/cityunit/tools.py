@@ -47,27 +47,33 @@ def bench(args: argparse.Namespace) -> int:
 
 
 def doctor(args: argparse.Namespace) -> int:
-    """The checks' report, 1 if any FAILed; with --interactive, the wiring test after
-    it, and then the exit code is the wiring test's."""
+    """The checks' report, 1 if any FAILed; with --step N, only what the build guide's
+    step N has wired so far, then that step's part of the wiring test (--interactive:
+    all of it), and the exit code is the worse of the two."""
     from cityunit.doctor import Doctor, report
     from cityunit.parts import pin_factory
+    from cityunit.wiring import STEPS
 
+    step = 6 if args.interactive else args.step
     factory = pin_factory()
-    found = Doctor(args.config, pin_factory=factory, wiring_test=args.interactive)
+    found = Doctor(args.config, pin_factory=factory, step=step)
     code = found.run()
-    print(f"cityunit {__version__} doctor")
+    print(f"cityunit {__version__} doctor" + (f": step {step}, {STEPS[step][0]}" if step else ""))
     print(report(found))
     if any(f.what == "board" for f in found.findings):
         return code  # off a Pi: nothing here to fix, and no wiring to test
-    if args.interactive:
-        return _wiring_test(args, found, factory)
-    print(
-        "all is well" if code == 0 else "fix the FAIL lines above, then run `cityunit doctor` again"
-    )
+    if step and STEPS[step][1]:
+        code = max(code, _wiring_test(args, found, factory, STEPS[step][1]))
+    elif code == 0:
+        print("all is well" + (f": go on to step {step + 1}" if step else ""))
+    else:
+        print("fix the FAIL lines above, then run this again")
     return code
 
 
-def _wiring_test(args: argparse.Namespace, found: Doctor, factory: Factory | None) -> int:
+def _wiring_test(
+    args: argparse.Namespace, found: Doctor, factory: Factory | None, parts: tuple[str, ...]
+) -> int:
     import time
 
     from luma.core.error import Error as LumaError
@@ -75,28 +81,31 @@ def _wiring_test(args: argparse.Namespace, found: Doctor, factory: Factory | Non
     from cityunit.board import configured_panel, loose_parts
     from cityunit.config import load
     from cityunit.doctor import FAIL, report
-    from cityunit.wiring import WiringTest
+    from cityunit.wiring import NotPaused, WiringTest, run_command, service_paused
 
     if any(f.level == FAIL and f.what in ("config", "GPIO", "pins") for f in found.findings):
         print("fix those first: the wiring test needs a valid config and free GPIO pins")
         return 1
-    if any(f.what == "pins" and "service" in f.detail for f in found.findings):
-        print("the service holds the pins: `sudo systemctl stop cityunit`, then run this again")
-        return 1
     config = load(args.config)
-    panel = configured_panel(config)
-    if panel is not None:
-        try:
-            panel.start()
-        except (OSError, LumaError) as e:  # the rest of the test is still worth doing
-            print(f"(no display to test: {e})")
-            panel.close()
-            panel = None
-    with loose_parts(config, factory) as parts:
-        test = WiringTest(config, parts, ask=input, display=panel, pause=time.sleep)
-        code = test.run()
-    if panel is not None:
-        panel.close()
+    try:
+        with service_paused(found.service_active, run_command):
+            panel = configured_panel(config) if "OLED" in parts else None
+            if panel is not None:
+                try:
+                    panel.start()
+                except (OSError, LumaError) as e:  # the rest of the test is still worth doing
+                    print(f"(no display to test: {e})")
+                    panel.close()
+                    panel = None
+            with loose_parts(config, factory) as parts_held:
+                test = WiringTest(config, parts_held, ask=input, display=panel, pause=time.sleep)
+                code = test.run(parts)
+            if panel is not None:
+                panel.close()
+    except NotPaused:
+        print("the service holds the pins and could not be stopped: `sudo systemctl stop"
+              " cityunit`, run this again, then `sudo systemctl start cityunit`")  # fmt: skip
+        return 1
     found.findings = test.findings
     print(report(found))
     print("every wire is right" if code == 0 else "fix each FAIL above, then run this again")

@@ -1,11 +1,15 @@
-"""`cityunit doctor --interactive`: the wiring test. A person presses each button, flips
-the switch, and says what the LED, the buzzer and the screen do: each wire is proven
-end to end, which reading the pins alone cannot do."""
+"""`cityunit doctor --step N` and `--interactive`: the wiring test. A person presses each
+button, flips the switch, and says what the LED, the buzzer and the screen do: each wire
+is proven end to end, which reading the pins alone cannot do. Step by step, it tests
+only what the build guide's step N has just wired, so a maker knows at once which
+joint to look at."""
 
 from __future__ import annotations
 
+import contextlib
+import subprocess
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
@@ -15,6 +19,50 @@ from cityunit.doctor import FAIL, OK, Finding
 
 WAIT_S = 30
 TEST_TONES = (1047, 2093, 3136)
+EVERY_PART = ("auction", "build", "power", "LED", "buzzer", "OLED")
+# The build guide's steps (hardware/README.md, which a test holds to these titles), and
+# the parts each one wires; the last tests them all.
+STEPS = {
+    1: ("Pi and SD card", ()),
+    2: ("The OLED", ("OLED",)),
+    3: ("The buttons and the switch", ("auction", "build", "power")),
+    4: ("The LED", ("LED",)),
+    5: ("The buzzer", ("buzzer",)),
+    6: ("The wiring test", EVERY_PART),
+}
+SERVICE = "cityunit.service"
+
+
+class NotPaused(Exception):
+    """The service holds the pins and could not be stopped (no sudo, or refused)."""
+
+
+@contextlib.contextmanager
+def service_paused(
+    running: bool, run: Callable[[list[str]], int], say: Callable[[str], None] = print
+) -> Iterator[None]:
+    """The running service stopped for the test (it holds the pins and the screen), and
+    started again after it whatever happens, a Ctrl-C included: the unit must not be
+    left dead by its own check."""
+    if not running:
+        yield
+        return
+    say("stopping the service for the test (it holds the pins): sudo systemctl stop cityunit")
+    if run(["sudo", "systemctl", "stop", SERVICE]) != 0:
+        raise NotPaused
+    try:
+        yield
+    finally:
+        say("starting the service again: sudo systemctl start cityunit")
+        run(["sudo", "systemctl", "start", SERVICE])
+
+
+def run_command(argv: list[str]) -> int:
+    """A command in the person's terminal (sudo may ask for a password): its exit code."""
+    try:
+        return subprocess.run(argv, check=False).returncode
+    except OSError:
+        return 127
 
 
 def buzzer_hint(gpio: int) -> str:
@@ -53,36 +101,47 @@ class WiringTest:
     pause: Callable[[float], None] = lambda s: None
     findings: list[Finding] = field(default_factory=list)
 
-    def run(self) -> int:
-        """Each input, then each output, in the order they are wired: 0 if all passed."""
-        pins = self.config.pins
-        for name, label, pin in (
-            ("auction", "the AUCTION button", pins.auction),
-            ("build", "the BUILD button", pins.build),
-        ):
-            self.contact(name, f"Press and hold {label}", "Release it", pin)
-        self.contact("power", "Flip the switch ON", "Flip it OFF", pins.power)
+    def run(self, parts: tuple[str, ...] = EVERY_PART) -> int:
+        """`parts` (of EVERY_PART), in the order they are wired: 0 if all passed."""
+        checks = {"power": self.switch, "LED": self.led, "buzzer": self.buzzer, "OLED": self.oled}
+        for part in parts:
+            if part in checks:
+                checks[part]()
+            else:
+                self.button(part)
+        return 1 if any(f.level == FAIL for f in self.findings) else 0
+
+    def button(self, name: str) -> None:
+        self.contact(name, f"Press and hold the {name.upper()} button", "Release it",
+                     getattr(self.config.pins, name))  # fmt: skip
+
+    def switch(self) -> None:
+        self.contact("power", "Flip the switch ON", "Flip it OFF", self.config.pins.power)
+
+    def led(self) -> None:
         self.parts.light(1.0)
-        self.confirm(
-            "LED",
-            "Is the red LED lit?",
-            f"check GPIO{pins.led}, the resistor, and the LED's long leg",
-        )
+        hint = f"check GPIO{self.config.pins.led}, the resistor, and the LED's long leg"
+        self.confirm("LED", "Is the red LED lit?", hint)
         self.parts.light(0.0)
+
+    def buzzer(self) -> None:
         for hz in TEST_TONES:
             self.parts.sound(hz)
             self.pause(0.3)
         self.parts.sound(None)
         self.confirm(
-            "buzzer", "Did you hear three rising beeps?",
-            buzzer_hint(pins.buzzer),
-        )  # fmt: skip
-        if self.display is not None:
-            self.display.display(test_pattern())
-            self.confirm("OLED", "Does the screen show a frame, squares and 'doctor'?",
-                         _display_hint(self.config))  # fmt: skip
-            self.display.blank()
-        return 1 if any(f.level == FAIL for f in self.findings) else 0
+            "buzzer", "Did you hear three rising beeps?", buzzer_hint(self.config.pins.buzzer)
+        )
+
+    def oled(self) -> None:
+        if self.display is None:  # none in the config, or it would not start (said above)
+            if self.config.hardware.display != "none":
+                self.findings.append(Finding(FAIL, "OLED", "it did not start: see above"))
+            return
+        self.display.display(test_pattern())
+        self.confirm("OLED", "Does the screen show a frame, squares and 'doctor'?",
+                     _display_hint(self.config))  # fmt: skip
+        self.display.blank()
 
     def contact(self, name: str, press: str, release: str, pin: int) -> None:
         """A button or the switch: seen closing, then opening, each within `wait_s`."""

@@ -26,7 +26,8 @@ from virtual_pi import PWMState, VirtualPi
 
 from cityunit.client import Client
 from cityunit.config import Config
-from cityunit.screens import HourScreen
+from cityunit.screens import HourScreen, SwitchOffScreen
+from cityunit.wiring import test_pattern
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "golden"
@@ -128,6 +129,28 @@ def test_doctor_is_all_ok_and_says_what_the_service_does(pi: VirtualPi) -> None:
     assert "ssd1306 answers at 0x3C" in report, report
     assert "PWM      hardware for the buzzer (GPIO18, pwmchip0 channel 0) and the led " in report
     assert "(the running service)" in report, "what the service's own log says"
+
+
+def test_step_2_the_oled_alone_lights_the_screen_and_doctor_checks_it(pi: VirtualPi) -> None:
+    """The build guide's step 2 on a unit whose switch is not wired (its line floats high
+    on the pull-up: OFF): the screen says SWITCH OFF, and `cityunit doctor --step 2`
+    stops the service (sudo), draws its test pattern, asks, and starts it again."""
+
+    def glass() -> Iterator[Image.Image]:
+        return shown_i2c(pi.i2c_writes())
+
+    until("the glass says SWITCH OFF", lambda: showed(glass(), SwitchOffScreen()))
+    before = main_pid(pi)
+    result = pi.run("cityunit doctor --step 2", input=b"y\n", check=False)
+    report = result.stdout + result.stderr
+    assert result.returncode == 0, report
+    assert "doctor: step 2, The OLED" in report and "ssd1306 answers at 0x3C" in report, report
+    assert "sudo systemctl stop cityunit" in report and "ok   OLED     seen" in report, report
+    assert showed(glass(), test_pattern()), "doctor's own pattern"
+    until("the service is active again", lambda: active(pi))
+    assert main_pid(pi) != before, "stopped for the test, started after it"
+    until("the glass says SWITCH OFF again, the unit never yet ON",
+          lambda: showed(list(glass())[-1:], SwitchOffScreen()))  # fmt: skip
 
 
 def led_flashes(states: list[PWMState]) -> list[int]:

@@ -3,14 +3,17 @@ shutdown of the Pi, which the unit confirms with light and sound first.
 
 Unlike the original's batteries, the Pi runs on with the switch OFF: for a few seconds
 after switching OFF the screen says so and how to shut it down, and after
-`power.off_after_minutes` OFF (if set) the unit shuts the Pi down by itself."""
+`power.off_after_minutes` OFF (if set) the unit shuts the Pi down by itself. A unit never
+yet switched ON (a new build: the switch may not even be wired) says it is OFF instead of
+staying dark, and never shuts the Pi down by itself: a maker checking the screen before
+the switch is wired would otherwise find a blank screen and, later, a Pi halted."""
 
 from __future__ import annotations
 
 from cityunit import lights, sounds
 from cityunit.events import EventKind
 from cityunit.modes.base import Context, Mode
-from cityunit.screens import Blank, Screen, ShutdownScreen, StillOnScreen
+from cityunit.screens import Blank, Screen, ShutdownScreen, StillOnScreen, SwitchOffScreen
 
 SHUTDOWN_MS = 2_000  # the confirmation, before the Pi may halt
 NOTICE_MS = 8_000  # how long "the Pi is still on" shows after switching OFF
@@ -40,8 +43,9 @@ class Off(Mode):
 
     def rules_changed(self) -> None:
         """(Re)count the time OFF, from now, with the rules as they stand."""
-        minutes = self.unit.game.rules.off_after_minutes
-        if self._timed and minutes:
+        game = self.unit.game
+        minutes = game.rules.off_after_minutes
+        if self._timed and minutes and game.begun:
             self._power_off.set(self.unit.now + minutes * 60_000)
         else:
             self._power_off.cancel()
@@ -55,7 +59,7 @@ class Off(Mode):
     def screen(self, now: int) -> Screen:
         if self._notice:
             return StillOnScreen(self.unit.game.rules.off_after_minutes)
-        return Blank()
+        return Blank() if self.unit.game.begun else SwitchOffScreen()
 
     def down(self) -> None:
         """Dark and silent: no feedback."""
