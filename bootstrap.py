@@ -51,6 +51,8 @@ def ensure_venv(extras: set[str] = EXTRAS) -> Path:
 # What the suite's tiers need from the distribution: a program each, and its packages.
 TOOLS = {
     "openscad": ("the case tests", ["openscad"]),
+    # KiCad 6's pcbnew module (for /usr/bin/python3) and its footprints: the pHAT
+    "pcbnew": ("the pHAT's design-rule check", ["kicad", "kicad-footprints"]),
     "qemu-system-x86_64": (
         "the virtual Pi (tests/vm)",
         ["qemu-system-x86", "qemu-system-data", "seabios", "ipxe-qemu"],

@@ -1,0 +1,140 @@
+"""The pHAT as data, from pinout.toml: its parts, where each sits, and the net of each of
+their pads. No KiCad here (make.py turns it into a board), so a test can hold the netlist
+to the wiring table with the project's own Python.
+
+Coordinates are mm from the board's top-left corner, seen from above, the Pi's 40-pin
+header along the top edge as on a Pi Zero (65 x 30 mm, M2.5 holes 3.5 mm in from each
+corner, the header centred at x = 32.5, its rows 3.5 mm -/+ 1.27 from the top edge:
+the Raspberry Pi Zero 2 W's mechanical drawing).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HARDWARE = Path(__file__).resolve().parents[1]
+FIRMWARE = HARDWARE.parent / "firmware" / "cityunit"
+WIDTH, HEIGHT, CORNER = 65.0, 30.0, 3.0
+HOLES = [(3.5, 3.5), (61.5, 3.5), (3.5, 26.5), (61.5, 26.5)]
+HOLE_KEEPOUT = 3.0  # mm around each hole's centre: an M2.5 screw head and its washer
+PIN_1 = (32.5 - 19 * 2.54 / 2, 3.5 + 1.27)  # odd pins on the inner row, even on the edge's
+
+
+def header_xy(pin: int) -> tuple[float, float]:
+    """Where the Pi's header pin `pin` (1-40) is."""
+    column = (pin - 1) // 2
+    return PIN_1[0] + column * 2.54, PIN_1[1] - (2.54 if pin % 2 == 0 else 0.0)
+
+
+@dataclass
+class Part:
+    """One part: its reference, KiCad footprint (library:name), value, where its pad 1
+    sits, its rotation (degrees, anticlockwise as KiCad counts), and each pad's net."""
+
+    ref: str
+    footprint: str
+    value: str
+    x: float
+    y: float
+    rotation: float = 0.0
+    nets: dict[str, str] = field(default_factory=dict)
+    label: str = ""  # silkscreen beside it: what plugs in there
+    pins: str = ""  # silkscreen under a connector: each pin's name, pin 1 first
+    back: bool = False  # on the underside (the header socket, which meets the Pi's pins)
+
+
+def ohms(value: int) -> str:
+    """A resistor's value as its bag says it: 150, 1k, 10k."""
+    return f"{value // 1000}k" if value >= 1000 and value % 1000 == 0 else str(value)
+
+
+def xh(pins: int) -> str:
+    return f"Connector_JST:JST_XH_B{pins}B-XH-A_1x{pins:02d}_P2.50mm_Vertical"
+
+
+RESISTOR = "Resistor_THT:R_Axial_DIN0207_L6.3mm_D2.5mm_P7.62mm_Horizontal"
+DIODE = "Diode_THT:D_DO-35_SOD27_P7.62mm_Horizontal"  # pad 1: the cathode (band)
+TRANSISTOR = "Package_TO_SOT_THT:TO-92_Inline_Wide"  # 2.54 mm between legs: easy to solder
+SOCKET = "Connector_PinSocket_2.54mm:PinSocket_2x20_P2.54mm_Vertical"
+SPI_PINS = "GND VCC SCL SDA RES DC CS"  # as the 7-pin modules print them
+PULL_DOWN_OHM = 10_000  # Q1's base to GND: off while the Pi boots and GPIO18 floats
+
+
+def parts(pinout: dict | None = None, q1: dict | None = None) -> list[Part]:
+    """Every part of the pHAT, from pinout.toml (the pins, the resistors) and
+    transistors.toml (Q1 and its legs' order)."""
+    pinout = pinout or tomllib.loads((HARDWARE / "pinout.toml").read_text())
+    q1 = q1 or tomllib.loads((FIRMWARE / "transistors.toml").read_text())["q1"]
+    p, spi = pinout["part"], pinout["spi_display"]
+    header: dict[int, str] = {}
+
+    def on_header(pin: int, net: str) -> str:
+        header[pin] = net
+        return net
+
+    gnd = "GND"
+    for part in [*p.values(), spi]:
+        on_header(part["ground"], gnd)
+    five = on_header(p["buzzer"]["supply"], "+5V")
+    three = on_header(p["oled"]["supply"], "+3V3")
+    on_header(spi["supply"], three)
+    legs = dict(zip(q1["legs"].split("-"), ("1", "2", "3"), strict=True))  # C-B-E: C is pad 1
+    q1_nets = (("C", "BUZ-"), ("B", "BASE"), ("E", gnd))
+    gpio = {
+        name: on_header(p[name]["physical"], net)
+        for name, net in (("auction", "AUCTION"), ("build", "BUILD"), ("power", "SWITCH"),
+                          ("led", "GPIO_LED"), ("buzzer", "GPIO_BUZ"))
+    }  # fmt: skip
+    i2c = [on_header(p["oled"][f"{k}_physical"], k.upper()) for k in ("scl", "sda")]
+    spi_nets = [
+        on_header(spi[f"{k}_physical"], net)
+        for k, net in (
+            ("sclk", "SCLK"),
+            ("mosi", "MOSI"),
+            ("rst", "RES"),
+            ("dc", "DC"),
+            ("ce0", "CS"),
+        )
+    ]
+
+    def jack(ref: str, label: str, x: float, y: float, nets: list[str], pins: str) -> Part:
+        """A JST-XH header: pad 1 at (x, y), one pin a net."""
+        numbered = {str(n): net for n, net in enumerate(nets, 1)}
+        return Part(ref, xh(len(nets)), label.split(" (")[0], x, y, 0, numbered, label, pins)
+
+    def resistor(ref: str, ohm: int, x: float, y: float, one: str, two: str) -> Part:
+        return Part(ref, RESISTOR, ohms(ohm), x, y, 0, {"1": one, "2": two})
+
+    row, mid = 25.5, 14.0  # the connectors' pin 1: along the bottom edge, and mid-board
+    out = [
+        jack("J2", "AUCTION", 10.0, row, [gpio["auction"], gnd], "SW GND"),
+        jack("J3", "BUILD", 19.0, row, [gpio["build"], gnd], "SW GND"),
+        jack("J4", "ON/OFF", 28.0, row, [gpio["power"], gnd], "MID GND"),
+        jack("J5", "LED", 37.0, row, ["LED_A", gnd], "+ -"),
+        jack("J6", "BUZZER", 46.0, row, [five, "BUZ-"], "+ -"),
+        jack("J7", "OLED I2C", 9.0, mid, [gnd, three, *i2c], "GND VCC SCL SDA"),
+        jack("J8", "OLED SPI (instead of I2C)", 23.0, mid, [gnd, three, *spi_nets], SPI_PINS),
+        resistor("R1", p["led"]["resistor_ohm"], 43.0, 9.0, gpio["led"], "LED_A"),
+        resistor("R2", p["buzzer"]["base_resistor_ohm"], 43.0, 13.0, gpio["buzzer"], "BASE"),
+        resistor("R4", PULL_DOWN_OHM, 43.0, 17.0, "BASE", gnd),
+        resistor("R3", p["buzzer"]["bleed_resistor_ohm"], 53.0, 9.0, five, "BUZ-"),
+        Part("D2", DIODE, "1N4148", 53.0, 13.0, 0, {"1": five, "2": "BUZ-"}),
+        Part("Q1", TRANSISTOR, q1["part"], 53.0, 18.5, 0, {legs[leg]: net for leg, net in q1_nets}),
+    ]
+    x1, y1 = header_xy(1)
+    socket = Part("J1", SOCKET, "Pi header", x1, y1, 0, {str(n): net for n, net in header.items()},
+                  back=True)  # fmt: skip
+    return [socket, *out]
+
+
+def nets(all_parts: list[Part]) -> list[str]:
+    """Every net with two pads or more, signals first (short runs), GND last (the most
+    pads: it goes round what is already there)."""
+    count: dict[str, int] = {}
+    for part in all_parts:
+        for net in part.nets.values():
+            count[net] = count.get(net, 0) + 1
+    named = [n for n, c in count.items() if c >= 2]
+    return sorted(named, key=lambda n: (n in ("GND", "+5V", "+3V3"), count[n], n))
