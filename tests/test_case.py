@@ -28,7 +28,8 @@ BASE_PARTS = ["pi", "switch"]  # standing in the base
 LID_PARTS = ["oled", "auction", "build", "buzzer", "led"]  # hanging from the lid
 EVERYTHING = ["base", "lid", *BASE_PARTS, *LID_PARTS]
 VARIANTS = [{"pi": pi, "oled": oled} for pi in ("zero", "3a+") for oled in ("0.96", "1.3")]
-IDS = [f"{v['pi']}-{v['oled']}" for v in VARIANTS]
+VARIANTS += [{"pi": "zero", "oled": oled, "board": "phat"} for oled in ("0.96", "1.3")]
+IDS = ["-".join(v.values()) for v in VARIANTS]
 # the panels' datasheets: SSD1306 0.96" and SH1106 1.3", 128 x 64
 ACTIVE_AREA = {"0.96": [21.74, 10.86], "1.3": [29.42, 14.70]}
 
@@ -87,7 +88,7 @@ def test_the_lid_closes_1_mm_clear_of_the_parts_below(
     variant: dict[str, str], tmp_path: Path
 ) -> None:
     """The lid and what hangs from it, 1 mm lower, still clear the Pi (with its jumper
-    wires: the tallest part) and the switch."""
+    wires, or the pHAT and its cables: the tallest part) and the switch."""
     lid_side = ["lid", *LID_PARTS]
     overlap = render(tmp_path, "clash", a=lid_side, b=BASE_PARTS, drop=1, **variant)
     assert not overlap, f"less than 1 mm between the lid's parts and the base's at {where(overlap)}"
@@ -120,10 +121,12 @@ def test_the_window_shows_the_whole_active_area_and_little_more(oled: str, tmp_p
         ("clash", {"a": EVERYTHING, "b": [], "pi_at": [-24.5, -38, 7.8]}),
         # a case 10 mm lower: the buttons reach the Pi
         ("clash", {"a": ["lid", *LID_PARTS], "b": BASE_PARTS, "height": 30}),
+        # the pHAT in the case for wires: the buttons reach its connectors
+        ("clash", {"a": ["lid", *LID_PARTS], "b": BASE_PARTS, "board": "phat", "height": 40}),
         ("clash", {"a": ["active area"], "b": ["lid"], "margin": -0.2}),
         ("uncovered", {"a": ["window frame"], "b": ["lid"], "margin": 1.6}),
     ],
-    ids=["board-into-boss", "lower-case", "small-window", "large-window"],
+    ids=["board-into-boss", "lower-case", "phat-in-the-low-case", "small-window", "large-window"],
 )
 def test_each_check_finds_what_it_looks_for(part: str, defs: dict, tmp_path: Path) -> None:
     assert render(tmp_path, part, **defs)
@@ -132,8 +135,14 @@ def test_each_check_finds_what_it_looks_for(part: str, defs: dict, tmp_path: Pat
 @needs_openscad
 @pytest.mark.parametrize(
     "options",
-    [{"pi": "zero"}, {"pi": "3a+"}, {"oled": "0.96"}, {"oled": "1.3"}],
-    ids=["base-zero", "base-3a+", "lid-0.96", "lid-1.3"],
+    [
+        {"pi": "zero"},
+        {"pi": "3a+"},
+        {"pi": "zero", "board": "phat"},
+        {"oled": "0.96"},
+        {"oled": "1.3"},
+    ],
+    ids=["base-zero", "base-3a+", "base-zero-phat", "lid-0.96", "lid-1.3"],
 )
 def test_each_printed_part_is_one_piece(options: dict[str, str], tmp_path: Path) -> None:
     part = "base" if "pi" in options else "lid"

@@ -10,11 +10,17 @@ part = "view";    // "base", "lid", "view" (case.png), "parts" (in place), or th
 pi = "zero";      // "zero" (Zero, Zero W, Zero 2 W) or "3a+" (3 Model A+)
 oled = "0.96";    // "0.96" (SSD1306) or "1.3" (SH1106), 4-pin I2C modules; the 2.42"
                   // SSD1309 and 7-pin SPI modules need a lid of their own (not drawn)
+board = "wires";  // "wires" (jumper wires on the Pi's header) or "phat" (hardware/phat on
+                  // it, a Zero's only: the base is taller, for its connectors and cables)
 assert(pi == "zero" || pi == "3a+", str("pi must be \"zero\" or \"3a+\", not ", pi));
+assert(board == "wires" || board == "phat", str("board must be \"wires\" or \"phat\", not ", board));
+assert(board == "wires" || pi == "zero", "the pHAT is a Pi Zero's (65 x 30 mm)");
 assert(oled == "0.96" || oled == "1.3", str("oled must be \"0.96\" or \"1.3\", not ", oled));
 
 diameter = 110;   // outside, mm
-height = 40;      // base, outside: the tallest part inside is the Pi with jumper wires
+// base, outside: the tallest part inside is the Pi with jumper wires, or with the pHAT
+// (which reaches under the buttons: they need 25 mm above it)
+height = board == "phat" ? 63 : 40;
 wall = 2.4;
 floor_t = 2.4;
 lid_t = 3;
@@ -171,12 +177,24 @@ module pi_board() translate([0, 0, seat]) on_pi() {
     for (b = P[4]) translate([0, 0, -pcb_t - b[4]]) box(b);
     // the 2 x 20 header: solder tails below, jumper housings and their wires' bend above
     translate([7.1, P[5] - 2.6, -pcb_t - 3]) cube([50.8, 5.2, 3]);
-    color("black", 0.4) translate([7.1, P[5] - 2.6, 0]) cube([50.8, 5.2, 2.5 + 14 + 5]);
+    if (board == "wires")
+        color("black", 0.4) translate([7.1, P[5] - 2.6, 0]) cube([50.8, 5.2, 2.5 + 14 + 5]);
+    else phat();
     // the power plug and its cable
     color("dimgray") {
         translate([P[2] - plug[0] / 2, -1.5 - plug[1], 1.4 - plug[2] / 2]) cube(plug);
         translate([P[2], -1.5 - plug[1], 1.4]) rotate([90, 0, 0]) cylinder(h = 20, d = 4);
     }
+}
+
+// the pHAT on the header: an 8.5 mm socket on the header's 2.5 mm plastic, the board
+// (the Zero's outline), and its JST-XH headers with their plugs and cables bending above
+phat_z = 2.5 + 8.5;
+phat_room = 7 + 3 + 6;   // a header 7 mm, its plug 3 mm more, the cables' bend 6 mm
+module phat() {
+    translate([7.1, P[5] - 2.6, 2.5]) cube([50.8, 5.2, 8.5]);
+    translate([0, 0, phat_z]) linear_extrude(1.6) translate(P[0] / 2) rounded_square(P[0], 3);
+    color("black", 0.4) translate([3, 0.5, phat_z + 1.6]) cube([P[0][0] - 6, 24, phat_room]);
 }
 
 module oled_module() translate([0, oled_y, lid_z]) {

@@ -26,6 +26,7 @@ SCAD = HERE / "cityunit.scad"
 STLS = {
     "base-zero.stl": {"part": "base", "pi": "zero"},
     "base-3aplus.stl": {"part": "base", "pi": "3a+"},
+    "base-zero-phat.stl": {"part": "base", "pi": "zero", "board": "phat"},
     "lid-0.96in.stl": {"part": "lid", "oled": "0.96"},
     "lid-1.3in.stl": {"part": "lid", "oled": "1.3"},
 }
