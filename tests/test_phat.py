@@ -166,3 +166,29 @@ def test_the_router_joins_pads_and_keeps_clear_of_the_others() -> None:
     walled = [*pads, *(route.Pad("B", 10, y / 4, 1.6, 1.6) for y in range(41))]
     with pytest.raises(route.Unroutable):
         route.route(20, 10, walled, [], ["A"])
+
+
+def test_the_schematic_joins_each_pin_to_its_net_as_the_board_does() -> None:
+    """KiCad joins a pin to a net by a wire from the pin's end to a label: each pin of
+    each part has one, naming the net the board gives that pad (eeschema 6.0.11's own
+    ERC found no error nor warning in it, run by hand under Xvfb)."""
+    sheet = (PHAT / "cityunit-phat.kicad_sch").read_text()
+    wires = set(
+        re.findall(r"\(wire \(pts \(xy ([\d.]+) ([\d.]+)\) \(xy ([\d.]+) ([\d.]+)\)\)", sheet)
+    )
+    labels = {
+        (x, y): net
+        for net, x, y in re.findall(r'\(label "([^"]+)" \(at ([\d.]+) ([\d.]+) 0\)', sheet)
+    }
+    placed = dict(re.findall(r'\(lib_id "cityunit:(\w+?)_[^"]*"\) \(at ([\d.]+ [\d.]+)', sheet))
+    library = (PHAT / "cityunit.kicad_sym").read_text()
+    for part in board.parts():
+        x, y = map(float, placed[part.ref].split())
+        symbol = library[library.index(f'(symbol "{part.ref}_') :]
+        symbol = symbol[: symbol.index("\n  )")]
+        pins = dict((n, i) for i, n in enumerate(re.findall(r'\(number "([^"]+)"', symbol), 1))
+        for pad, net in part.nets.items():
+            px, py = f"{x - 2.54:.2f}", f"{y + 2.54 * pins[pad]:.2f}"
+            far = f"{float(px) - 5.08:.2f}"
+            assert (far, py, px, py) in wires, f"{part.ref} pad {pad}: no wire"
+            assert labels[(far, py)] == net, f"{part.ref} pad {pad}"

@@ -62,11 +62,17 @@ SPI_PINS = "GND VCC SCL SDA RES DC CS"  # as the 7-pin modules print them
 PULL_DOWN_OHM = 10_000  # Q1's base to GND: off while the Pi boots and GPIO18 floats
 
 
+def transistor() -> dict:
+    """Q1 as transistors.toml has it: its part and its legs' order."""
+    q1: dict = tomllib.loads((FIRMWARE / "transistors.toml").read_text())["q1"]
+    return q1
+
+
 def parts(pinout: dict | None = None, q1: dict | None = None) -> list[Part]:
     """Every part of the pHAT, from pinout.toml (the pins, the resistors) and
     transistors.toml (Q1 and its legs' order)."""
     pinout = pinout or tomllib.loads((HARDWARE / "pinout.toml").read_text())
-    q1 = q1 or tomllib.loads((FIRMWARE / "transistors.toml").read_text())["q1"]
+    q1 = q1 or transistor()
     p, spi = pinout["part"], pinout["spi_display"]
     header: dict[int, str] = {}
 

@@ -6,7 +6,8 @@ design-rule check, what a fab takes, and its picture.
     /usr/bin/python3 hardware/phat/make.py           write them all, beside this file
     /usr/bin/python3 hardware/phat/make.py --check   make them afresh and compare
 
-It writes cityunit-phat.kicad_pcb and .kicad_pro (the KiCad project), phat.png, and in
+It writes cityunit-phat.kicad_pcb, .kicad_sch and .kicad_pro (the KiCad project: the
+schematic is drawn from the same parts and nets as the board), phat.png, and in
 fab/: the Gerbers and the drill file in one zip (what a fab's order form takes), bom.csv,
 positions.csv (for an assembly service) and drc.rpt. It exits 1 when the design-rule
 check finds anything (a violation, or a pad left unconnected), or with --check when a
@@ -32,12 +33,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import board as spec
 import picture
 import route
+import schematic
 
 FOOTPRINTS = Path("/usr/share/kicad/footprints")
 NAME = "cityunit-phat"
 HERE = Path(__file__).resolve().parent
-MADE = [f"{NAME}.kicad_pcb", f"{NAME}.kicad_pro", "phat.png", f"fab/{NAME}-gerbers.zip",
-        "fab/bom.csv", "fab/positions.csv", "fab/drc.rpt"]  # fmt: skip
+MADE = [f"{NAME}.kicad_pcb", f"{NAME}.kicad_sch", f"{NAME}.kicad_pro", "cityunit.kicad_sym",
+        "sym-lib-table", "phat.png",
+        f"fab/{NAME}-gerbers.zip", "fab/bom.csv", "fab/positions.csv", "fab/drc.rpt"]  # fmt: skip
 PLOTTED = ("F_Cu", "B_Cu", "F_Silkscreen", "B_Silkscreen", "F_Mask", "B_Mask", "Edge_Cuts")
 DATED = re.compile(r"^.*(CreationDate|Created on| date ).*\n", re.M)  # a stamp, not content
 RULES = route.Rules()
@@ -296,6 +299,10 @@ def make(out: Path) -> tuple[int, int, route.Routed]:
     picture.draw(
         pcbnew.LoadBoard(str(path)), out / "phat.png", spec.WIDTH, spec.HEIGHT, spec.CORNER
     )
+    sheet = schematic.schematic(all_parts, spec.transistor()["legs"], "cityunit pHAT")
+    (out / f"{NAME}.kicad_sch").write_text(sheet)
+    (out / "cityunit.kicad_sym").write_text(schematic.library(all_parts, spec.transistor()["legs"]))
+    (out / "sym-lib-table").write_text(schematic.LIBRARY_TABLE)
     return violations, unconnected, routed
 
 
