@@ -57,10 +57,15 @@ MAX_BYTES = 64 * 1024  # the kept config and config.txt, as the firmware reads a
 
 POLKIT_RULE = f"""\
 // cityunit's safe-shutdown gesture: let its service user power the Pi off, nothing more.
+// Through logind; and by starting poweroff.target, which `systemctl poweroff` falls back
+// to when logind's call fails (as it does, with "Stale file handle", when an SSH session
+// ends while logind asks polkit about it).
 polkit.addRule(function(action, subject) {{
     if (subject.user == "{USER}" &&
         (action.id == "org.freedesktop.login1.power-off" ||
-         action.id == "org.freedesktop.login1.power-off-multiple-sessions")) {{
+         action.id == "org.freedesktop.login1.power-off-multiple-sessions" ||
+         (action.id == "org.freedesktop.systemd1.manage-units" &&
+          action.lookup("unit") == "poweroff.target" && action.lookup("verb") == "start"))) {{
         return polkit.Result.YES;
     }}
 }});

@@ -73,7 +73,7 @@ def buzzer_hint(gpio: int) -> str:
     return f"check GPIO{gpio}, the transistor's legs ({legs}) and 5V to the buzzer"
 
 
-def test_pattern() -> Any:
+def pattern() -> Any:
     """A frame, a checkerboard corner and a word: every part of the panel shows."""
     from PIL import ImageDraw
 
@@ -138,7 +138,7 @@ class WiringTest:
             if self.config.hardware.display != "none":
                 self.findings.append(Finding(FAIL, "OLED", "it did not start: see above"))
             return
-        self.display.display(test_pattern())
+        self.display.display(pattern())
         self.confirm("OLED", "Does the screen show a frame, squares and 'doctor'?",
                      _display_hint(self.config))  # fmt: skip
         self.display.blank()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
+import shlex
 import subprocess
 import sys
 import time
@@ -27,7 +28,7 @@ from virtual_pi import PWMState, VirtualPi
 from cityunit.client import Client
 from cityunit.config import Config
 from cityunit.screens import HourScreen, SwitchOffScreen
-from cityunit.wiring import test_pattern
+from cityunit.wiring import pattern
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "golden"
@@ -146,7 +147,7 @@ def test_step_2_the_oled_alone_lights_the_screen_and_doctor_checks_it(pi: Virtua
     assert result.returncode == 0, report
     assert "doctor: step 2, The OLED" in report and "ssd1306 answers at 0x3C" in report, report
     assert "sudo systemctl stop cityunit" in report and "ok   OLED     seen" in report, report
-    assert showed(glass(), test_pattern()), "doctor's own pattern"
+    assert showed(glass(), pattern()), "doctor's own pattern"
     until("the service is active again", lambda: active(pi))
     assert main_pid(pi) != before, "stopped for the test, started after it"
     until("the glass says SWITCH OFF again, the unit never yet ON",
@@ -334,6 +335,25 @@ def test_the_spi_display_in_a_second_configuration(
     assert rst[-2:] == [0, 1], f"RST before the first transfer: {rst}"
     result = pi.run("cityunit doctor", check=False)
     assert result.returncode == 0 and "/dev/spidev0.0 is accessible" in result.stdout, result.stdout
+
+
+def test_polkit_lets_the_service_user_power_off_and_nothing_more(pi: VirtualPi) -> None:
+    """As polkit itself decides it for the `cityunit` user: logind's power-off (alone or
+    with other sessions open), and starting poweroff.target, which `systemctl poweroff`
+    falls back to when logind's call fails (it did here once, an SSH session ending
+    during the gesture: "Stale file handle"); not stopping its own service."""
+
+    def allowed(action: str, *details: str) -> bool:
+        asked = " ".join(f"--detail {d}" for d in details)
+        check = f"pkcheck --action-id {action} --process $$ {asked}"
+        return pi.sudo(f"sudo -u cityunit sh -c {shlex.quote(check)}", check=False).returncode == 0
+
+    assert allowed("org.freedesktop.login1.power-off")
+    assert allowed("org.freedesktop.login1.power-off-multiple-sessions")
+    manage = "org.freedesktop.systemd1.manage-units"
+    assert allowed(manage, "unit poweroff.target", "verb start")
+    assert not allowed(manage, "unit cityunit.service", "verb stop")
+    assert not allowed("org.freedesktop.login1.reboot")
 
 
 def test_the_safe_shutdown_gesture_powers_the_pi_off(pi: VirtualPi) -> None:
