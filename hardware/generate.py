@@ -153,6 +153,54 @@ def transistor_table() -> str:
     return "\n".join(rows)
 
 
+SHELL_MM, INFILL, PLA_G_CM3, G_PER_HOUR = 0.8, 0.2, 1.24, 12  # what the estimates assume
+
+
+def mesh(path: Path) -> tuple[float, float]:
+    """A binary STL's volume (mm³) and surface (mm²)."""
+    import struct
+
+    data = path.read_bytes()
+    (count,) = struct.unpack_from("<I", data, 80)
+    volume = area = 0.0
+    for i in range(count):
+        ax, ay, az, bx, by, bz, cx, cy, cz = struct.unpack_from("<9f", data, 84 + 50 * i + 12)
+        volume += (
+            ax * (by * cz - bz * cy) - ay * (bx * cz - bz * cx) + az * (bx * cy - by * cx)
+        ) / 6
+        ux, uy, uz, vx, vy, vz = bx - ax, by - ay, bz - az, cx - ax, cy - ay, cz - az
+        area += (
+            (uy * vz - uz * vy) ** 2 + (uz * vx - ux * vz) ** 2 + (ux * vy - uy * vx) ** 2
+        ) ** 0.5 / 2
+    return abs(volume), area
+
+
+def prints_table() -> str:
+    """What each STL takes: its solid volume, and the filament and time a slicer would
+    give at the guide's settings, estimated from its volume and surface."""
+    rows = ["| file | solid | PLA, about | printing, about |", "| --- | --: | --: | --: |"]
+    grams, solid = {}, {}
+    for stl in sorted((HERE / "enclosure").glob("*.stl")):
+        volume, area = mesh(stl)
+        shell = min(volume, area * SHELL_MM)
+        grams[stl.stem] = (shell + (volume - shell) * INFILL) / 1000 * PLA_G_CM3
+        solid[stl.stem] = volume / 1000 * PLA_G_CM3
+        hours = grams[stl.stem] / G_PER_HOUR
+        rows.append(
+            f"| {stl.name} | {volume / 1000:.0f} cm³ | {grams[stl.stem]:.0f} g | {hours:.1f} h |"
+        )
+    lid = max(grams[n] for n in grams if n.startswith("lid"))
+    most = max(solid[n] for n in solid if n.startswith("base")) + max(
+        solid[n] for n in solid if n.startswith("lid")
+    )
+    rows.append(
+        f"\nA base and a lid: about {grams['base-zero'] + lid:.0f} g"
+        f" ({grams['base-zero-phat'] + lid:.0f} g with the pHAT's base), at most {most:.0f} g"
+        " printed solid."
+    )
+    return "\n".join(rows)
+
+
 def fill(text: str, name: str, body: str) -> str:
     """Replace what stands between the markers of one generated section."""
     pattern = re.compile(
@@ -182,7 +230,7 @@ def readme() -> str:
     for name, body in (
         ("pins", pin_table()), ("wiring", wiring_table()),
         ("spi", spi_table()), ("bom", bom_table()),
-        ("transistor", transistor_table()),
+        ("transistor", transistor_table()), ("prints", prints_table()),
     ):  # fmt: skip
         text = fill(text, name, body)
     return text
@@ -287,6 +335,14 @@ def schematic(backend: str) -> bytes:
     d.add(elm.Dot().at((c[0], top)))
     d.add(elm.Dot().at((c[0], low)))
     line(e, (e[0], at[buzzer["ground"]][1]), at[buzzer["ground"]])
+    # R4 from the base down to the emitter's GND wire: Q1 off while GPIO18 floats.
+    rx, ry = b[0] - 0.6, at[buzzer["ground"]][1]
+    d.add(
+        elm.Resistor().endpoints((rx, b[1]), (rx, ry))
+        .label(f"R4 {ohms(buzzer['pull_down_ohm'])}", loc="top")
+    )  # fmt: skip
+    d.add(elm.Dot().at((rx, b[1])))
+    d.add(elm.Dot().at((rx, ry)))
 
     # The SPI display option, on a second drawing of the header.
     spi_top = at[buzzer["ground"]][1] - 4.0
@@ -361,7 +417,8 @@ def wiring_svg() -> str:
     gpio = HEADER[signal].split()[0]
     to = {
         "C": "the buzzer's \u2212",
-        "B": f"{ohms(buzzer['base_resistor_ohm'])}, then pin {signal} ({gpio})",
+        "B": f"{ohms(buzzer['base_resistor_ohm'])}, then pin {signal} ({gpio});"
+        f" {ohms(buzzer['pull_down_ohm'])} to E",
         "E": f"pin {ground} (GND)",
     }
     out += [

@@ -114,6 +114,9 @@ def copy(tmp_path: Path) -> Callable[..., Result]:
     for name in ("generate.py", "pinout.toml", "bom.csv", "README.md", "schematic.svg"):
         shutil.copy(ROOT / "hardware" / name, tmp_path / "hardware" / name)
     shutil.copy(ROOT / "hardware/wiring.svg", tmp_path / "hardware/wiring.svg")
+    (tmp_path / "hardware/enclosure").mkdir()
+    for stl in (ROOT / "hardware/enclosure").glob("*.stl"):  # what the prints table reads
+        shutil.copy(stl, tmp_path / "hardware/enclosure")
     shutil.copy(ROOT / "README.md", tmp_path / "README.md")
     (tmp_path / "firmware/cityunit").mkdir(parents=True)
     shutil.copy(ROOT / "firmware/cityunit/transistors.toml", tmp_path / "firmware/cityunit")
@@ -300,3 +303,31 @@ def test_the_wiring_pictures_header_clears_its_titles() -> None:
     board = re.search(r'<rect x="[\d.]+" y="([\d.]+)" width="56"', svg)
     assert titles and board is not None
     assert float(board[1]) >= max(titles) + 8, (titles, board[1])
+
+
+def test_the_bom_counts_the_wires_the_wiring_table_has() -> None:
+    """One wire a header pin each part uses, and two from the perfboard to the buzzer (the
+    BOM once said 15 for 17)."""
+    pins = [key for part in PINOUT["part"].values() for key in part
+            if key.endswith("physical") or key in ("ground", "supply")]  # fmt: skip
+    count = len(pins) + 2
+    assert count == 17
+    assert f"{count} wires, 15-20 cm" in (ROOT / "hardware/bom.csv").read_text()
+
+
+def test_the_guide_says_which_hole_is_auction_as_the_model_draws_it() -> None:
+    """Seen from above with the LED at the top (+y), AUCTION's hole is the one at -x."""
+    import re
+
+    scad = (ROOT / "hardware/enclosure/cityunit.scad").read_text()
+    buttons = re.search(
+        r"^buttons = \[\[(-?[\d.]+), (-?[\d.]+)\], \[(-?[\d.]+), (-?[\d.]+)\]\];", scad, re.M
+    )
+    led = re.search(r"^led_at = \[(-?[\d.]+), (-?[\d.]+)\];", scad, re.M)
+    assert buttons and led and float(led[2]) > 0, "the LED at the top"
+    assert "button(buttons[0]);" in scad.split('name == "auction"')[1].split("\n")[0]
+    assert float(buttons[1]) < 0 < float(buttons[3]), "AUCTION (the first) on the left"
+    assert (
+        "**AUCTION in the left hole,\n  BUILD in the right**"
+        in (ROOT / "hardware/README.md").read_text()
+    )

@@ -59,7 +59,6 @@ DIODE = "Diode_THT:D_DO-35_SOD27_P7.62mm_Horizontal"  # pad 1: the cathode (band
 TRANSISTOR = "Package_TO_SOT_THT:TO-92_Inline_Wide"  # 2.54 mm between legs: easy to solder
 SOCKET = "Connector_PinSocket_2.54mm:PinSocket_2x20_P2.54mm_Vertical"
 SPI_PINS = "GND VCC SCL SDA RES DC CS"  # as the 7-pin modules print them
-PULL_DOWN_OHM = 10_000  # Q1's base to GND: off while the Pi boots and GPIO18 floats
 
 
 def transistor() -> dict:
@@ -124,7 +123,7 @@ def parts(pinout: dict | None = None, q1: dict | None = None) -> list[Part]:
         jack("J8", "OLED SPI (instead of I2C)", 23.0, mid, [gnd, three, *spi_nets], SPI_PINS),
         resistor("R1", p["led"]["resistor_ohm"], 43.0, 9.0, gpio["led"], "LED_A"),
         resistor("R2", p["buzzer"]["base_resistor_ohm"], 43.0, 13.0, gpio["buzzer"], "BASE"),
-        resistor("R4", PULL_DOWN_OHM, 43.0, 17.0, "BASE", gnd),
+        resistor("R4", p["buzzer"]["pull_down_ohm"], 43.0, 17.0, "BASE", gnd),
         resistor("R3", p["buzzer"]["bleed_resistor_ohm"], 53.0, 9.0, five, "BUZ-"),
         Part("D2", DIODE, "1N4148", 53.0, 13.0, 0, {"1": five, "2": "BUZ-"}),
         Part("Q1", TRANSISTOR, q1["part"], 53.0, 18.5, 0, {legs[leg]: net for leg, net in q1_nets}),
