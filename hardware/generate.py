@@ -20,6 +20,9 @@ from html import escape
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import perfboard  # noqa: E402  (beside this file)
+
 PINOUT = tomllib.loads((HERE / "pinout.toml").read_text())
 PARTS = PINOUT["part"]
 SPI = PINOUT["spi_display"]  # the SPI display option, instead of the I2C OLED
@@ -464,6 +467,7 @@ def main(argv: list[str] | None = None) -> int:
         HERE / "README.md": readme().encode(),
         HERE.parent / "README.md": project_readme().encode(),
         HERE / "wiring.svg": wiring_svg().encode(),
+        HERE / "perfboard.svg": perfboard.svg(perfboard.layout(PINOUT, Q1)).encode(),
     }
     try:
         outputs[HERE / "schematic.svg"] = schematic("svg")

@@ -114,6 +114,18 @@ def test_the_window_shows_the_whole_active_area_and_little_more(oled: str, tmp_p
 
 
 @needs_openscad
+@pytest.mark.parametrize("oled", ["0.96", "1.3"])
+@pytest.mark.parametrize("shift", [[0.55, 0], [-0.55, 0], [0, 0.55], [0, -0.55]], ids=str)
+def test_a_glass_a_little_off_centre_clears_the_posts(
+    oled: str, shift: list, tmp_path: Path
+) -> None:
+    """A module's glass is glued on by hand: 0.55 mm off its place, the lid's posts (0.37 mm
+    from a 0.96" glass once) must still not press it."""
+    pressed = render(tmp_path, "clash", a=["oled", "lid"], b=[], oled=oled, glass_shift=shift)
+    assert not pressed, f"a post presses the glass at {where(pressed)}"
+
+
+@needs_openscad
 @pytest.mark.parametrize(
     ("part", "defs"),
     [

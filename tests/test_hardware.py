@@ -111,7 +111,8 @@ def test_the_bom_has_what_the_case_and_the_power_need() -> None:
 def copy(tmp_path: Path) -> Callable[..., Result]:
     """hardware/ copied with what generate.py writes; runs generate.py there, edits first."""
     (tmp_path / "hardware").mkdir()
-    for name in ("generate.py", "pinout.toml", "bom.csv", "README.md", "schematic.svg"):
+    for name in ("generate.py", "perfboard.py", "pinout.toml", "bom.csv", "README.md",
+                 "schematic.svg", "perfboard.svg"):  # fmt: skip
         shutil.copy(ROOT / "hardware" / name, tmp_path / "hardware" / name)
     shutil.copy(ROOT / "hardware/wiring.svg", tmp_path / "hardware/wiring.svg")
     (tmp_path / "hardware/enclosure").mkdir()
@@ -331,3 +332,40 @@ def test_the_guide_says_which_hole_is_auction_as_the_model_draws_it() -> None:
         "**AUCTION in the left hole,\n  BUILD in the right**"
         in (ROOT / "hardware/README.md").read_text()
     )
+
+
+def test_the_perfboard_layout_makes_the_schematics_nets() -> None:
+    """Walk the perfboard picture's links and leads: the holes joined are the buzzer
+    stage's nets, each wire landing on its own, nothing shorted."""
+    sys.path.insert(0, str(ROOT / "hardware"))
+    import perfboard
+
+    q1 = tomllib.loads((ROOT / "firmware/cityunit/transistors.toml").read_text())["q1"]
+    board = perfboard.layout(PINOUT, q1)
+    parent: dict = {}
+
+    def root(hole):
+        while parent.setdefault(hole, hole) != hole:
+            hole = parent[hole]
+        return hole
+
+    for link in board["links"]:
+        holes = perfboard.holes_of(link)
+        for hole in holes[1:]:
+            parent[root(hole)] = root(holes[0])
+    lead = {f"{name.split()[0]}.{pin}": hole for name, leads in board["parts"].items()
+            for pin, hole in leads.items()}  # fmt: skip
+    wire = {label.split(",")[0]: hole for hole, label in board["wires"].items()}
+    nets = {
+        "GPIO18": [wire["GPIO18"], lead["R2.1"]],
+        "base": [lead["R2.2"], lead["Q1.B"], lead["R4.1"]],
+        "GND": [wire["GND"], lead["Q1.E"], lead["R4.2"]],
+        "5V": [wire["5V"], wire["buzzer +"], lead["D2.K"], lead["R3.1"]],
+        "buzzer -": [wire["buzzer \u2212"], lead["Q1.C"], lead["D2.A"], lead["R3.2"]],
+    }
+    for name, holes in nets.items():
+        assert len({root(h) for h in holes}) == 1, f"{name} is not joined"
+    assert len({root(holes[0]) for holes in nets.values()}) == len(nets), "two nets shorted"
+    used = [*lead.values(), *wire.values()]
+    assert len(used) == len(set(used)), "one hole, one lead or wire"
+    assert all(0 <= x < perfboard.COLUMNS and 0 <= y < perfboard.ROWS for x, y in used)

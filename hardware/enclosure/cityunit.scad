@@ -74,7 +74,9 @@ O = oled_dims(oled);
 oled_y = 14;           // the module's centre; its pins towards the LED
 glass_gap = 0.3;       // between the glass and the lid: close, so the window can be small
 margin = 1;            // the window over the active area, each side: a module's tolerance
-post_d = 3.8;          // OLED posts: clear of the glass, M2 self-tapping
+post_d = 3.8;          // OLED posts: M2 self-tapping, cut back from the glass:
+glass_tolerance = 0.6; // a module's glass may sit this far off its place on the board
+glass_shift = [0, 0];  // the tests' probe: the glass moved by this much
 oled_front = -(glass_gap + O[7]);    // the module's board, front face, lid coordinates
 
 button_d = 16.2;       // panel hole for a 16 mm push button
@@ -145,8 +147,12 @@ module lid() {
                 translate([0, 0, -1]) disc(r_in - wall - clearance, lip + 2);
                 for (a = bosses) rotate(a) translate([boss_r, 0, -1]) cylinder(h = lip + 2, d = 8 + 1);
             }
-            for (dx = [-O[3] / 2, O[3] / 2], dy = [-O[4] / 2, O[4] / 2])
-                translate([dx, oled_y + dy, oled_front + seat]) cylinder(h = -oled_front, d = post_d);
+            difference() {  // the posts, clear of the glass wherever it sits within tolerance
+                for (dx = [-O[3] / 2, O[3] / 2], dy = [-O[4] / 2, O[4] / 2])
+                    translate([dx, oled_y + dy, oled_front + seat]) cylinder(h = -oled_front, d = post_d);
+                translate([0, oled_y, oled_front / 2])
+                    cube([O[5] + 2 * glass_tolerance, O[6] + 2 * glass_tolerance, -oled_front + 2], center = true);
+            }
             // a ring around the LED: its flange stops against it
             translate([led_at[0], led_at[1], -3]) cylinder(h = 3.5, d = led_d + 3);
             // a cup that holds the buzzer (a drop of glue keeps it)
@@ -198,7 +204,8 @@ module phat() {
 }
 
 module oled_module() translate([0, oled_y, lid_z]) {
-    translate([0, 0, -glass_gap - O[7]]) linear_extrude(O[7]) square([O[5], O[6]], center = true);
+    translate([glass_shift[0], glass_shift[1], -glass_gap - O[7]]) linear_extrude(O[7])
+        square([O[5], O[6]], center = true);
     translate([0, 0, oled_front - O[2]]) difference() {
         linear_extrude(O[2]) square([O[0], O[1]], center = true);
         for (dx = [-O[3] / 2, O[3] / 2], dy = [-O[4] / 2, O[4] / 2])
