@@ -340,8 +340,9 @@ def schematic(backend: str) -> bytes:
     line(e, (e[0], at[buzzer["ground"]][1]), at[buzzer["ground"]])
     # R4 from the base down to the emitter's GND wire: Q1 off while GPIO18 floats.
     rx, ry = b[0] - 0.6, at[buzzer["ground"]][1]
+    line((rx, b[1]), (rx, b[1] - 0.6))  # clear of R2's end
     d.add(
-        elm.Resistor().endpoints((rx, b[1]), (rx, ry))
+        elm.Resistor().endpoints((rx, b[1] - 0.6), (rx, ry))
         .label(f"R4 {ohms(buzzer['pull_down_ohm'])}", loc="top")
     )  # fmt: skip
     d.add(elm.Dot().at((rx, b[1])))

@@ -11,7 +11,7 @@ from __future__ import annotations
 from html import escape
 
 PITCH = 24  # px a hole in the picture (2.54 mm)
-COLUMNS, ROWS = 12, 10  # 30.5 x 25.4 mm: cut the board one hole wider all round
+COLUMNS, ROWS = 12, 11  # 30.5 x 27.9 mm: cut the board one hole wider all round
 
 
 def layout(pinout: dict, q1: dict) -> dict:
@@ -19,7 +19,7 @@ def layout(pinout: dict, q1: dict) -> dict:
     Q1's legs' order (flat side facing you, legs down: left to right on the board)."""
     buzzer = pinout["part"]["buzzer"]
     legs = q1["legs"].split("-")
-    q1_holes = {leg: (4 + i, 6) for i, leg in enumerate(legs)}
+    q1_holes = {leg: (4 + i, 7) for i, leg in enumerate(legs)}  # its back 5 mm from R2
     ohm = {
         k: _ohms(buzzer[k]) for k in ("base_resistor_ohm", "pull_down_ohm", "bleed_resistor_ohm")
     }
@@ -27,14 +27,14 @@ def layout(pinout: dict, q1: dict) -> dict:
     links = [
         ((0, 1), (11, 1)),  # 5V
         (c, (c[0], 4)), ((c[0], 4), (11, 4)),  # the buzzer's -: C, D2's A, R3
-        ((0, 5), (2, 5)), ((5, 5), b), (b, (5, 7)),  # GPIO18 to R2, R2 to B, B to R4
-        ((2, 7), (2, 9)), (e, (e[0], 9)), ((0, 9), (e[0], 9)),  # GND: R4, E
+        ((0, 5), (2, 5)), ((5, 5), b), (b, (5, 9)),  # GPIO18 to R2, R2 to B, B to R4
+        ((2, 9), (2, 10)), (e, (e[0], 10)), ((0, 10), (e[0], 10)),  # GND: R4, E
     ]  # fmt: skip
     return {
         "parts": {
             f"Q1 {q1['part']}": {leg: hole for leg, hole in q1_holes.items()},
             f"R2 {ohm['base_resistor_ohm']}": {"1": (2, 5), "2": (5, 5)},
-            f"R4 {ohm['pull_down_ohm']}": {"1": (5, 7), "2": (2, 7)},  # 1 on the base
+            f"R4 {ohm['pull_down_ohm']}": {"1": (5, 9), "2": (2, 9)},  # 1 on the base
             "D2 1N4148": {"K": (8, 1), "A": (8, 4)},  # the band (K) on the 5V row
             f"R3 {ohm['bleed_resistor_ohm']}": {"1": (10, 1), "2": (10, 4)},
         },
@@ -42,7 +42,7 @@ def layout(pinout: dict, q1: dict) -> dict:
         "wires": {
             (0, 1): f"5V, pin {buzzer['supply']}",
             (0, 5): f"GPIO{buzzer['gpio']}, pin {buzzer['physical']}",
-            (0, 9): f"GND, pin {buzzer['ground']}",
+            (0, 10): f"GND, pin {buzzer['ground']}",
             (11, 1): "buzzer +",
             (11, 4): "buzzer \u2212",
         },

@@ -115,7 +115,8 @@ def test_the_window_shows_the_whole_active_area_and_little_more(oled: str, tmp_p
 
 @needs_openscad
 @pytest.mark.parametrize("oled", ["0.96", "1.3"])
-@pytest.mark.parametrize("shift", [[0.55, 0], [-0.55, 0], [0, 0.55], [0, -0.55]], ids=str)
+@pytest.mark.parametrize("shift", [[0, 0.55], [0, -0.55]], ids=str)  # the posts are above
+# and below the glass: only a shift in y brings it nearer (0.37 mm for a 0.96" once)
 def test_a_glass_a_little_off_centre_clears_the_posts(
     oled: str, shift: list, tmp_path: Path
 ) -> None:

@@ -360,11 +360,17 @@ def test_the_wiring_tests_hint_names_the_spi_wires() -> None:
     assert "address" in _display_hint(Config())
 
 
-def test_a_service_stopped_for_the_wiring_test_is_no_failure(tmp_path: Path) -> None:
+def test_a_service_stopped_by_hand_before_a_step_is_a_warning_and_a_crashed_one_fails(
+    tmp_path: Path,
+) -> None:
     d = doctor(tmp_path, machine(tmp_path), service="inactive")
     d.step = 3
     d.run()
-    assert levels(d)["service"] == OK and "systemctl start cityunit" in report(d)
+    assert levels(d)["service"] == WARN and "systemctl start cityunit" in report(d)
+    crashed = doctor(tmp_path, tmp_path / "dev", service="failed")
+    crashed.step = 2
+    crashed.run()
+    assert levels(crashed)["service"] == FAIL and "journalctl" in report(crashed)
     for step in (None, 1):  # at step 1 the installer has just started it
         plain = doctor(tmp_path, tmp_path / "dev", service="inactive")
         plain.step = step

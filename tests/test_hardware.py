@@ -309,10 +309,14 @@ def test_the_wiring_pictures_header_clears_its_titles() -> None:
 def test_the_bom_counts_the_wires_the_wiring_table_has() -> None:
     """One wire a header pin each part uses, and two from the perfboard to the buzzer (the
     BOM once said 15 for 17)."""
+    sys.path.insert(0, str(ROOT / "hardware"))
+    import perfboard
+
+    q1 = tomllib.loads((ROOT / "firmware/cityunit/transistors.toml").read_text())["q1"]
+    off_board = perfboard.layout(PINOUT, q1)["wires"].values()
     pins = [key for part in PINOUT["part"].values() for key in part
             if key.endswith("physical") or key in ("ground", "supply")]  # fmt: skip
-    count = len(pins) + 2
-    assert count == 17
+    count = len(pins) + sum(label.startswith("buzzer") for label in off_board)
     assert f"{count} wires, 15-20 cm" in (ROOT / "hardware/bom.csv").read_text()
 
 
@@ -369,3 +373,30 @@ def test_the_perfboard_layout_makes_the_schematics_nets() -> None:
     used = [*lead.values(), *wire.values()]
     assert len(used) == len(set(used)), "one hole, one lead or wire"
     assert all(0 <= x < perfboard.COLUMNS and 0 <= y < perfboard.ROWS for x, y in used)
+
+
+def test_a_dropped_ssh_session_still_starts_the_service_again() -> None:
+    """SIGHUP (the maker's SSH session gone) or SIGTERM during the test would end doctor
+    without its `finally`: they unwind through it instead, and the old handlers return."""
+    import os
+    import signal
+
+    for sig in (signal.SIGHUP, signal.SIGTERM):
+        before, ran, said = signal.getsignal(sig), [], []
+
+        def run(argv: list[str], ran=ran) -> int:
+            ran.append(argv)
+            return 1 if argv[2] == "start" else 0  # and the start fails: say so
+
+        with pytest.raises(KeyboardInterrupt), service_paused(True, run, say=said.append):
+            os.kill(os.getpid(), sig)
+        assert ran[-1] == ["sudo", "systemctl", "start", "cityunit.service"]
+        assert "still stopped" in said[-1] and signal.getsignal(sig) == before
+
+
+def test_a_switch_that_reads_on_with_its_lever_off_is_named_for_its_lug(wiring_test) -> None:
+    test, person, _ = wiring_test({}, wait_s=0.05)
+    person.factory.pin(test.config.pins.power).drive_low()  # GND on the wrong outer lug
+    assert test.run(("power",)) == 1
+    assert "move GND to the other outer lug" in test.findings[0].detail
+    assert person.prompts[0].startswith("The switch reads ON: set its lever OFF")

@@ -151,9 +151,13 @@ class Doctor:
         enabled = self.systemctl("is-enabled", "cityunit.service")
         if active == "active":
             self.say(OK, "service", f"running ({enabled} at boot)")
-        elif (self.step or 0) >= 2 and enabled in ("enabled", "disabled", "static"):
-            self.say(OK, "service", "stopped, which the wiring test needs: `sudo systemctl start"
-                     " cityunit` after it")  # fmt: skip
+        elif (
+            (self.step or 0) >= 2
+            and active == "inactive"
+            and enabled in ("enabled", "disabled", "static")
+        ):
+            self.say(WARN, "service", "stopped (by hand?): the wiring test runs without it;"
+                     " `sudo systemctl start cityunit` after it")  # fmt: skip
         elif enabled in ("enabled", "disabled", "static"):
             self.say(FAIL, "service", f"installed but {active}: see `journalctl -u cityunit -e`")
         else:

@@ -63,7 +63,7 @@ def doctor(args: argparse.Namespace) -> int:
     if any(f.what == "board" for f in found.findings):
         return code  # off a Pi: nothing here to fix, and no wiring to test
     if step and STEPS[step][1]:
-        code = max(code, _wiring_test(args, found, factory, STEPS[step][1]))
+        code = max(code, _wiring_test(args, found, factory, step))
     elif code == 0:
         print("all is well" + (f": go on to step {step + 1}" if step else ""))
     else:
@@ -72,8 +72,9 @@ def doctor(args: argparse.Namespace) -> int:
 
 
 def _wiring_test(
-    args: argparse.Namespace, found: Doctor, factory: Factory | None, parts: tuple[str, ...]
+    args: argparse.Namespace, found: Doctor, factory: Factory | None, step: int
 ) -> int:
+    import contextlib
     import time
 
     from luma.core.error import Error as LumaError
@@ -81,34 +82,36 @@ def _wiring_test(
     from cityunit.board import configured_panel, loose_parts
     from cityunit.config import load
     from cityunit.doctor import FAIL, report
-    from cityunit.wiring import NotPaused, WiringTest, run_command, service_paused
+    from cityunit.wiring import STEPS, NotPaused, WiringTest, run_command, service_paused
 
     if any(f.level == FAIL and f.what in ("config", "GPIO", "pins") for f in found.findings):
         print("fix those first: the wiring test needs a valid config and free GPIO pins")
         return 1
-    config = load(args.config)
+    config, parts = load(args.config), STEPS[step][1]
     try:
-        with service_paused(found.service_active, run_command):
+        # the service starts again only once the pins and the panel are let go
+        with service_paused(found.service_active, run_command), contextlib.ExitStack() as held:
             panel = configured_panel(config) if "OLED" in parts else None
             if panel is not None:
+                held.callback(panel.close)
                 try:
                     panel.start()
                 except (OSError, LumaError) as e:  # the rest of the test is still worth doing
                     print(f"(no display to test: {e})")
-                    panel.close()
                     panel = None
-            with loose_parts(config, factory) as parts_held:
-                test = WiringTest(config, parts_held, ask=input, display=panel, pause=time.sleep)
-                code = test.run(parts)
-            if panel is not None:
-                panel.close()
+            parts_held = held.enter_context(loose_parts(config, factory))
+            test = WiringTest(config, parts_held, ask=input, display=panel, pause=time.sleep)
+            code = test.run(parts)
     except NotPaused:
         print("the service holds the pins and could not be stopped: `sudo systemctl stop"
               " cityunit`, run this again, then `sudo systemctl start cityunit`")  # fmt: skip
         return 1
     found.findings = test.findings
     print(report(found))
-    print("every wire is right" if code == 0 else "fix each FAIL above, then run this again")
+    if code:
+        print("fix each FAIL above, then run this again")
+    else:
+        print("every wire is right" + (f": go on to step {step + 1}" if step < len(STEPS) else ""))
     return code
 
 

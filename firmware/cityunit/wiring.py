@@ -7,6 +7,7 @@ joint to look at."""
 from __future__ import annotations
 
 import contextlib
+import signal
 import subprocess
 import tomllib
 from collections.abc import Callable, Iterator
@@ -42,19 +43,29 @@ def service_paused(
     running: bool, run: Callable[[list[str]], int], say: Callable[[str], None] = print
 ) -> Iterator[None]:
     """The running service stopped for the test (it holds the pins and the screen), and
-    started again after it whatever happens, a Ctrl-C included: the unit must not be
-    left dead by its own check."""
+    started again after it whatever happens: a Ctrl-C, and the SSH session dropping
+    (SIGHUP) or a kill (SIGTERM), which would otherwise end doctor before it could. The
+    unit must not be left dead by its own check."""
     if not running:
         yield
         return
     say("stopping the service for the test (it holds the pins): sudo systemctl stop cityunit")
     if run(["sudo", "systemctl", "stop", SERVICE]) != 0:
         raise NotPaused
+    kept = {sig: signal.signal(sig, _interrupted) for sig in (signal.SIGHUP, signal.SIGTERM)}
     try:
         yield
     finally:
-        say("starting the service again: sudo systemctl start cityunit")
-        run(["sudo", "systemctl", "start", SERVICE])
+        for sig, handler in kept.items():
+            signal.signal(sig, handler)
+        started = run(["sudo", "systemctl", "start", SERVICE]) == 0
+        with contextlib.suppress(OSError):  # the terminal may be gone
+            say("started the service again" if started else "the service is still stopped:"
+                " `sudo systemctl start cityunit`, or reboot")  # fmt: skip
+
+
+def _interrupted(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")  # unwinds through service_paused's finally
 
 
 def run_command(argv: list[str]) -> int:
@@ -116,7 +127,16 @@ class WiringTest:
                      getattr(self.config.pins, name))  # fmt: skip
 
     def switch(self) -> None:
-        self.contact("power", "Flip the switch ON", "Flip it OFF", self.config.pins.power)
+        """As a button, but first OFF: a switch that reads ON with its lever OFF has its
+        GND on the wrong outer lug, which the guide's step 3 says how to mend."""
+        pin, device = self.config.pins.power, self.parts.inputs["power"]
+        if device.is_active:
+            self.ask(f"The switch reads ON: set its lever OFF (within {self.wait_s:.0f} s) ...")
+            if not device.wait_for_inactive(timeout=self.wait_s):
+                hint = f"GPIO{pin} reads ON with the lever OFF: move GND to the other outer lug"
+                self.findings.append(Finding(FAIL, "power", hint))
+                return
+        self.contact("power", "Flip the switch ON", "Flip it OFF", pin)
 
     def led(self) -> None:
         self.parts.light(1.0)

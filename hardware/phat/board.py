@@ -43,6 +43,7 @@ class Part:
     label: str = ""  # silkscreen beside it: what plugs in there
     pins: str = ""  # silkscreen under a connector: each pin's name, pin 1 first
     back: bool = False  # on the underside (the header socket, which meets the Pi's pins)
+    order: str = ""  # what to buy: a part number, or what a shop calls it
 
 
 def ohms(value: int) -> str:
@@ -104,13 +105,17 @@ def parts(pinout: dict | None = None, q1: dict | None = None) -> list[Part]:
         )
     ]
 
-    def jack(ref: str, label: str, x: float, y: float, nets: list[str], pins: str) -> Part:
-        """A JST-XH header: pad 1 at (x, y), one pin a net."""
-        numbered = {str(n): net for n, net in enumerate(nets, 1)}
-        return Part(ref, xh(len(nets)), label.split(" (")[0], x, y, 0, numbered, label, pins)
+    def jack(ref: str, label: str, x: float, y: float, nets: list[str | None], pins: str) -> Part:
+        """A JST-XH header: pad 1 at (x, y), one pin a net (None: no pin wired)."""
+        numbered = {str(n): net for n, net in enumerate(nets, 1) if net}
+        order = f"JST B{len(nets)}B-XH-A (2.5 mm, vertical)"
+        return Part(ref, xh(len(nets)), label.split(" (")[0], x, y, 0, numbered, label, pins,
+                    order=order)  # fmt: skip
 
     def resistor(ref: str, ohm: int, x: float, y: float, one: str, two: str) -> Part:
-        return Part(ref, RESISTOR, ohms(ohm), x, y, 0, {"1": one, "2": two})
+        value = f"{ohm} ohm" if ohm < 1000 else f"{ohm / 1000:g} kohm"
+        order = f"resistor {value}, 1/4 W, metal film"
+        return Part(ref, RESISTOR, ohms(ohm), x, y, 0, {"1": one, "2": two}, order=order)
 
     row, mid = 25.5, 14.0  # the connectors' pin 1: along the bottom edge, and mid-board
     out = [
@@ -118,19 +123,32 @@ def parts(pinout: dict | None = None, q1: dict | None = None) -> list[Part]:
         jack("J3", "BUILD", 19.0, row, [gpio["build"], gnd], "SW GND"),
         jack("J4", "ON/OFF", 28.0, row, [gpio["power"], gnd], "MID GND"),
         jack("J5", "LED", 37.0, row, ["LED_A", gnd], "+ -"),
-        jack("J6", "BUZZER", 46.0, row, [five, "BUZ-"], "+ -"),
+        # three pins, the middle one dead: a 2-pin plug put here by mistake (a button's
+        # would short 5V through Q1) meets at most one live pin
+        jack("J6", "BUZZER", 46.0, row, [five, None, "BUZ-"], "+ NC -"),
         jack("J7", "OLED I2C", 9.0, mid, [gnd, three, *i2c], "GND VCC SCL SDA"),
         jack("J8", "OLED SPI (instead of I2C)", 23.0, mid, [gnd, three, *spi_nets], SPI_PINS),
         resistor("R1", p["led"]["resistor_ohm"], 43.0, 9.0, gpio["led"], "LED_A"),
         resistor("R2", p["buzzer"]["base_resistor_ohm"], 43.0, 13.0, gpio["buzzer"], "BASE"),
         resistor("R4", p["buzzer"]["pull_down_ohm"], 43.0, 17.0, "BASE", gnd),
         resistor("R3", p["buzzer"]["bleed_resistor_ohm"], 53.0, 9.0, five, "BUZ-"),
-        Part("D2", DIODE, "1N4148", 53.0, 13.0, 0, {"1": five, "2": "BUZ-"}),
-        Part("Q1", TRANSISTOR, q1["part"], 53.0, 18.5, 0, {legs[leg]: net for leg, net in q1_nets}),
+        Part(
+            "D2", DIODE, "1N4148", 53.0, 13.0, 0, {"1": five, "2": "BUZ-"}, order="1N4148 (DO-35)"
+        ),
+        Part(
+            "Q1",
+            TRANSISTOR,
+            q1["part"],
+            53.0,
+            18.5,
+            0,
+            {legs[leg]: net for leg, net in q1_nets},
+            order=f"{q1['part']} (TO-92)",
+        ),
     ]
     x1, y1 = header_xy(1)
     socket = Part("J1", SOCKET, "Pi header", x1, y1, 0, {str(n): net for n, net in header.items()},
-                  back=True)  # fmt: skip
+                  back=True, order="2x20 female header, 2.54 mm, 8.5 mm tall")  # fmt: skip
     return [socket, *out]
 
 

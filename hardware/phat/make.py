@@ -192,7 +192,7 @@ def silkscreen(pcb: pcbnew.BOARD, all_parts: list[spec.Part]) -> None:
 
     for part in all_parts:
         if part.label:
-            n = len(part.nets)
+            n = len(part.pins.split())
             text(f"{part.ref} {part.label}", part.x + (n - 1) * 1.25, part.y - 3.5)
             for i, name in enumerate(part.pins.split()):  # inside the housing, under its pin
                 text(name, part.x + i * 2.5, part.y + 1.9, 0.65)
@@ -200,15 +200,19 @@ def silkscreen(pcb: pcbnew.BOARD, all_parts: list[spec.Part]) -> None:
 
 
 def drc(pcb_path: Path, report: Path) -> tuple[int, int]:
-    """KiCad's own design-rule check: (violations, unconnected pads)."""
+    """KiCad's own design-rule check: (violations, unconnected pads). The report is written
+    afresh: an old clean one left in place must never pass for this board's."""
     pcb = pcbnew.LoadBoard(str(pcb_path))
-    pcbnew.WriteDRCReport(pcb, str(report), pcbnew.EDA_UNITS_MILLIMETRES, True)
+    report.unlink(missing_ok=True)
+    if not pcbnew.WriteDRCReport(pcb, str(report), pcbnew.EDA_UNITS_MILLIMETRES, True):
+        raise SystemExit(f"make.py: KiCad's design-rule check wrote no report for {pcb_path}")
     text = report.read_text()
     found = [int(n) for n in re.findall(r"\*\* Found (\d+) ", text)]
-    violations = int(re.search(r"Found (\d+) DRC violations", text)[1])
-    unconnected = int(re.search(r"Found (\d+) unconnected", text)[1])
-    assert len(found) >= 2
-    return violations, unconnected
+    violations = re.search(r"Found (\d+) DRC violations", text)
+    unconnected = re.search(r"Found (\d+) unconnected", text)
+    if len(found) < 2 or violations is None or unconnected is None:
+        raise SystemExit(f"make.py: a design-rule report this script cannot read: {report}")
+    return int(violations[1]), int(unconnected[1])
 
 
 def fab(pcb_path: Path, out: Path, all_parts: list[spec.Part]) -> None:
@@ -240,12 +244,12 @@ def fab(pcb_path: Path, out: Path, all_parts: list[spec.Part]) -> None:
                 z.writestr(member, DATED.sub("", made.read_text()), zipfile.ZIP_DEFLATED)
     with (out / "bom.csv").open("w", newline="") as f:
         rows = csv.writer(f)
-        rows.writerow(["refs", "qty", "value", "footprint"])
+        rows.writerow(["refs", "qty", "part", "footprint"])
         groups: dict[tuple[str, str], list[str]] = {}
         for part in all_parts:
-            groups.setdefault((part.value, part.footprint), []).append(part.ref)
-        for (value, footprint), refs in sorted(groups.items(), key=lambda g: g[1][0]):
-            rows.writerow([" ".join(refs), len(refs), value, footprint.split(":")[1]])
+            groups.setdefault((part.order, part.footprint), []).append(part.ref)
+        for (order, footprint), refs in sorted(groups.items(), key=lambda g: g[1][0]):
+            rows.writerow([" ".join(refs), len(refs), order, footprint.split(":")[1]])
     with (out / "positions.csv").open("w", newline="") as f:
         rows = csv.writer(f)
         rows.writerow(["ref", "value", "x_mm", "y_mm", "rotation", "side"])
@@ -307,6 +311,8 @@ def make(out: Path) -> tuple[int, int, route.Routed]:
 
 
 def main() -> int:
+    if not pcbnew.Version().startswith("6."):  # its API changed in 7 (wxPoint, FP_TEXT...)
+        sys.exit(f"make.py: needs KiCad 6 (Debian 12's kicad); this is KiCad {pcbnew.Version()}")
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="make afresh and compare")
     check = parser.parse_args().check

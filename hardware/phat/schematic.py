@@ -36,7 +36,7 @@ def _pin_names(part: Part, q1_legs: str) -> dict[str, str]:
         return PIN_NAMES[part.ref[0]]
     if part.ref == "J1":
         return {str(n): str(n) for n in range(1, 41)}
-    return dict(zip((str(n) for n in range(1, len(part.nets) + 1)), part.pins.split(), strict=True))
+    return {str(n): name for n, name in enumerate(part.pins.split(), 1)}  # a dead pin too
 
 
 def _symbol(name: str, pins: dict[str, str], library: str = "cityunit:") -> str:
