@@ -22,6 +22,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import perfboard  # noqa: E402  (beside this file)
+from perfboard import ohms  # noqa: E402
 
 PINOUT = tomllib.loads((HERE / "pinout.toml").read_text())
 PARTS = PINOUT["part"]
@@ -42,10 +43,6 @@ def short(part: dict, role: str, pin: int) -> str:
     if role in ("ground", "supply"):
         return f"{name} {HEADER[pin]}"
     return name if role == "physical" else f"{name} {role.removesuffix('_physical').upper()}"
-
-
-def ohms(value: int) -> str:
-    return f"{value / 1000:g} kΩ" if value >= 1000 else f"{value} Ω"
 
 
 def problems() -> list[str]:

@@ -20,9 +20,7 @@ def layout(pinout: dict, q1: dict) -> dict:
     buzzer = pinout["part"]["buzzer"]
     legs = q1["legs"].split("-")
     q1_holes = {leg: (4 + i, 7) for i, leg in enumerate(legs)}  # its back 5 mm from R2
-    ohm = {
-        k: _ohms(buzzer[k]) for k in ("base_resistor_ohm", "pull_down_ohm", "bleed_resistor_ohm")
-    }
+    ohm = {k: ohms(buzzer[k]) for k in ("base_resistor_ohm", "pull_down_ohm", "bleed_resistor_ohm")}
     c, b, e = q1_holes["C"], q1_holes["B"], q1_holes["E"]
     links = [
         ((0, 1), (11, 1)),  # 5V
@@ -49,8 +47,9 @@ def layout(pinout: dict, q1: dict) -> dict:
     }
 
 
-def _ohms(value: int) -> str:
-    return f"{value // 1000} k\u03a9" if value % 1000 == 0 else f"{value} \u03a9"
+def ohms(value: int) -> str:
+    """A resistor's value as the drawings write it: 150 Ω, 1 kΩ."""
+    return f"{value / 1000:g} k\u03a9" if value >= 1000 else f"{value} \u03a9"
 
 
 def holes_of(link: tuple[tuple[int, int], tuple[int, int]]) -> list[tuple[int, int]]:

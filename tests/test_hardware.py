@@ -22,6 +22,10 @@ from fakes import mock_factory
 
 ROOT = Path(__file__).resolve().parents[1]
 PINOUT = tomllib.loads((ROOT / "hardware/pinout.toml").read_text())
+Q1 = tomllib.loads((ROOT / "firmware/cityunit/transistors.toml").read_text())["q1"]
+sys.path.insert(0, str(ROOT / "hardware"))
+import perfboard  # noqa: E402  (hardware/, beside generate.py)
+
 Result = subprocess.CompletedProcess[str]
 
 
@@ -71,9 +75,8 @@ def test_the_silent_buzzers_hint_is_the_boms_transistor_as_the_guide_says() -> N
 
 def test_the_named_transistor_has_its_datasheet_pin_order() -> None:
     # onsemi BC337/D, Fairchild BC337: TO-92, 1 collector, 2 base, 3 emitter (flat side facing you, legs down).
-    q1 = tomllib.loads((ROOT / "firmware/cityunit/transistors.toml").read_text())["q1"]
-    assert q1["part"].startswith("BC337") and q1["legs"] == "C-B-E"
-    assert {s["part"].split()[0]: s["legs"] for s in q1["substitutes"]}["PN2222A"] == "E-B-C"
+    assert Q1["part"].startswith("BC337") and Q1["legs"] == "C-B-E"
+    assert {s["part"].split()[0]: s["legs"] for s in Q1["substitutes"]}["PN2222A"] == "E-B-C"
     assert "BC337-40 (legs C-B-E)" in (ROOT / "hardware/bom.csv").read_text()
 
 
@@ -309,11 +312,7 @@ def test_the_wiring_pictures_header_clears_its_titles() -> None:
 def test_the_bom_counts_the_wires_the_wiring_table_has() -> None:
     """One wire a header pin each part uses, and two from the perfboard to the buzzer (the
     BOM once said 15 for 17)."""
-    sys.path.insert(0, str(ROOT / "hardware"))
-    import perfboard
-
-    q1 = tomllib.loads((ROOT / "firmware/cityunit/transistors.toml").read_text())["q1"]
-    off_board = perfboard.layout(PINOUT, q1)["wires"].values()
+    off_board = perfboard.layout(PINOUT, Q1)["wires"].values()
     pins = [key for part in PINOUT["part"].values() for key in part
             if key.endswith("physical") or key in ("ground", "supply")]  # fmt: skip
     count = len(pins) + sum(label.startswith("buzzer") for label in off_board)
@@ -341,11 +340,7 @@ def test_the_guide_says_which_hole_is_auction_as_the_model_draws_it() -> None:
 def test_the_perfboard_layout_makes_the_schematics_nets() -> None:
     """Walk the perfboard picture's links and leads: the holes joined are the buzzer
     stage's nets, each wire landing on its own, nothing shorted."""
-    sys.path.insert(0, str(ROOT / "hardware"))
-    import perfboard
-
-    q1 = tomllib.loads((ROOT / "firmware/cityunit/transistors.toml").read_text())["q1"]
-    board = perfboard.layout(PINOUT, q1)
+    board = perfboard.layout(PINOUT, Q1)
     parent: dict = {}
 
     def root(hole):

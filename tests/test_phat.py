@@ -124,7 +124,7 @@ def test_the_netlist_is_the_wiring_tables() -> None:
     assert parts["R1"].nets["2"] == parts["J5"].nets["1"]
     assert parts["R2"].nets["1"] == header[str(buzzer["physical"])]
     base = parts["R2"].nets["2"]
-    q1 = tomllib.loads((ROOT / "firmware/cityunit/transistors.toml").read_text())["q1"]
+    q1 = board.transistor()
     legs = dict(zip(q1["legs"].split("-"), "123", strict=True))
     assert parts["Q1"].nets[legs["B"]] == base == parts["R4"].nets["1"], (
         "the base and its pull-down"

@@ -31,14 +31,13 @@ def header_xy(pin: int) -> tuple[float, float]:
 @dataclass
 class Part:
     """One part: its reference, KiCad footprint (library:name), value, where its pad 1
-    sits, its rotation (degrees, anticlockwise as KiCad counts), and each pad's net."""
+    sits (each upright, as its footprint is drawn), and each pad's net."""
 
     ref: str
     footprint: str
     value: str
     x: float
     y: float
-    rotation: float = 0.0
     nets: dict[str, str] = field(default_factory=dict)
     label: str = ""  # silkscreen beside it: what plugs in there
     pins: str = ""  # silkscreen under a connector: each pin's name, pin 1 first
@@ -109,13 +108,12 @@ def parts(pinout: dict | None = None, q1: dict | None = None) -> list[Part]:
         """A JST-XH header: pad 1 at (x, y), one pin a net (None: no pin wired)."""
         numbered = {str(n): net for n, net in enumerate(nets, 1) if net}
         order = f"JST B{len(nets)}B-XH-A (2.5 mm, vertical)"
-        return Part(ref, xh(len(nets)), label.split(" (")[0], x, y, 0, numbered, label, pins,
+        return Part(ref, xh(len(nets)), label.split(" (")[0], x, y, numbered, label, pins,
                     order=order)  # fmt: skip
 
     def resistor(ref: str, ohm: int, x: float, y: float, one: str, two: str) -> Part:
-        value = f"{ohm} ohm" if ohm < 1000 else f"{ohm / 1000:g} kohm"
-        order = f"resistor {value}, 1/4 W, metal film"
-        return Part(ref, RESISTOR, ohms(ohm), x, y, 0, {"1": one, "2": two}, order=order)
+        order = f"resistor {ohms(ohm)} ohm, 1/4 W, metal film"
+        return Part(ref, RESISTOR, ohms(ohm), x, y, {"1": one, "2": two}, order=order)
 
     row, mid = 25.5, 14.0  # the connectors' pin 1: along the bottom edge, and mid-board
     out = [
@@ -132,22 +130,19 @@ def parts(pinout: dict | None = None, q1: dict | None = None) -> list[Part]:
         resistor("R2", p["buzzer"]["base_resistor_ohm"], 43.0, 13.0, gpio["buzzer"], "BASE"),
         resistor("R4", p["buzzer"]["pull_down_ohm"], 43.0, 17.0, "BASE", gnd),
         resistor("R3", p["buzzer"]["bleed_resistor_ohm"], 53.0, 9.0, five, "BUZ-"),
-        Part(
-            "D2", DIODE, "1N4148", 53.0, 13.0, 0, {"1": five, "2": "BUZ-"}, order="1N4148 (DO-35)"
-        ),
+        Part("D2", DIODE, "1N4148", 53.0, 13.0, {"1": five, "2": "BUZ-"}, order="1N4148 (DO-35)"),
         Part(
             "Q1",
             TRANSISTOR,
             q1["part"],
             53.0,
             18.5,
-            0,
             {legs[leg]: net for leg, net in q1_nets},
             order=f"{q1['part']} (TO-92)",
         ),
     ]
     x1, y1 = header_xy(1)
-    socket = Part("J1", SOCKET, "Pi header", x1, y1, 0, {str(n): net for n, net in header.items()},
+    socket = Part("J1", SOCKET, "Pi header", x1, y1, {str(n): net for n, net in header.items()},
                   back=True, order="2x20 female header, 2.54 mm, 8.5 mm tall")  # fmt: skip
     return [socket, *out]
 
