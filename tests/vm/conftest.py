@@ -3,8 +3,10 @@
 Every test here is marked `vm` (`pytest -m "not vm"` runs the mock suite alone). They
 share one guest (booted once per session, the checkout installed in it by the
 unmodified installer) and run in file order, as a maker's first evening would: install,
-reboot, check, play, break it, switch to SPI, shut down. Where this machine cannot build
-or boot the guest, they are skipped with the reason.
+reboot, check, play, break it, switch to SPI, shut down. That is on Debian bookworm (Pi
+OS Bookworm's); the tests marked `trixie` run again, in the same order, on a second
+guest of Debian trixie (Pi OS Trixie's: Linux 6.12, Python 3.13, systemd 257). Where
+this machine cannot build or boot a guest, its tests are skipped with the reason.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import pytest
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from guest_image import ROOT, Image, build, cache_root, key, missing_tools  # noqa: E402
+from guest_image import RELEASES, ROOT, Release, build, cached, missing_tools  # noqa: E402
 from virtual_pi import QEMU, VirtualPi  # noqa: E402
 
 VM_TIMEOUT_S = 1_500  # per test: a boot, an install and a reboot under emulation
@@ -38,16 +40,35 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "vm: runs on the virtual Pi (QEMU); deselect with -m 'not vm'"
     )
+    config.addinivalue_line(
+        "markers", "trixie: runs on a Debian trixie guest too, after all the bookworm ones"
+    )
 
 
-def unavailable() -> str | None:
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Each test of the guest on bookworm's; the marked ones on trixie's as well. The
+    release is a session-wide parameter: pytest runs every test of one guest before it
+    boots the next."""
+    if "release" in metafunc.fixturenames:
+        suites = ["bookworm"]
+        if metafunc.definition.get_closest_marker("trixie"):
+            suites.append("trixie")
+        metafunc.parametrize("release", suites, indirect=True, scope="session")
+
+
+@pytest.fixture(scope="session")
+def release(request: pytest.FixtureRequest) -> Release:
+    return RELEASES[request.param]
+
+
+def unavailable(release: Release) -> str | None:
     """Why the virtual Pi cannot run here, or None."""
     if sys.platform != "linux":
         return "the virtual Pi needs Linux"
     for tool in (QEMU, "ssh", "ssh-keygen"):
         if shutil.which(tool) is None:
             return f"no {tool} (bootstrap.py installs it where it is root with apt-get)"
-    if not Image(cache_root() / key()).ready:
+    if not cached(release).ready:
         return missing_tools()
     return None
 
@@ -68,13 +89,15 @@ def clone() -> dict[str, tuple[bytes, int]]:
 
 
 @pytest.fixture(scope="session")
-def pi(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VirtualPi]:
+def pi(release: Release, tmp_path_factory: pytest.TempPathFactory) -> Iterator[VirtualPi]:
     """The virtual Pi, booted, with the checkout at /home/pi/cityunit (not installed)."""
-    why = unavailable()
+    why = unavailable(release)
     if why:
         pytest.skip(why)
-    run_dir = Path(os.environ.get("CITYUNIT_VM_RUN") or tmp_path_factory.mktemp("vpi"))
-    machine = VirtualPi(build(), run_dir)
+    runs = os.environ.get("CITYUNIT_VM_RUN")
+    run_dir = Path(runs) / release.suite if runs else tmp_path_factory.mktemp(release.suite)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    machine = VirtualPi(build(release), run_dir)
     try:
         machine.boot()
         machine.put(clone(), "/home/pi/cityunit")

@@ -1,16 +1,17 @@
-"""The virtual Pi's disk image: Debian bookworm (a Pi OS Bookworm's Debian) for amd64,
-built from Debian's packages and the Python package index only, with test devices in
-place of the Pi's (tests/vm/guest), to be booted under QEMU by virtual_pi.py.
+"""The virtual Pi's disk image: Debian bookworm or trixie (a Raspberry Pi OS release's
+Debian) for amd64, built from Debian's packages and the Python package index only, with
+test devices in place of the Pi's (tests/vm/guest), to be booted under QEMU by
+virtual_pi.py.
 
-    python3 tests/vm/guest_image.py            build it (or say where the built one is)
+    python3 tests/vm/guest_image.py [trixie]     build it (or say where the built one is)
 
-Needs root (mmdebstrap in root mode, a chroot), mmdebstrap and e2fsprogs. The image is
-cached outside the checkout (CITYUNIT_VM_CACHE, else /var/cache/cityunit-vm), under a
-key made of everything it is built from here: a change to the firmware does not rebuild
-it (the tests copy the checkout in), a change to tests/vm/guest or pyproject.toml does.
-Debian's archive is not pinned by date (snapshot.debian.org is out of reach from these
-machines): the kernel and packages are the mirror's on the day of the build, listed in
-the image's /opt/vpi/manifest.txt and in manifest.txt beside it.
+Needs root (mmdebstrap in root mode, a chroot), mmdebstrap and e2fsprogs. Each release's
+image is cached outside the checkout (CITYUNIT_VM_CACHE, else /var/cache/cityunit-vm),
+under a key made of everything it is built from here: a change to the firmware does not
+rebuild it (the tests copy the checkout in), a change to tests/vm/guest or pyproject.toml
+does. Debian's archive is not pinned by date (snapshot.debian.org is out of reach from
+these machines): the kernel and packages are the mirror's on the day of the build, listed
+in the image's /opt/vpi/manifest.txt and in manifest.txt beside it.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -30,19 +32,36 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 GUEST = HERE / "guest"
 INSTALLER = ROOT / "systemd" / "install.py"
-GUEST_PYTHON = (3, 11)  # bookworm's, as Raspberry Pi OS Bookworm's
-SUITE = "bookworm"
-MIRRORS = (
-    f"deb http://deb.debian.org/debian {SUITE} main",
-    f"deb http://deb.debian.org/debian {SUITE}-updates main",
-    f"deb http://deb.debian.org/debian-security {SUITE}-security main",
-)
-# What a Pi OS Lite image has that matters here, and what builds the test devices (gone
-# again before the image is made: see guest/build.sh).
+
+
+@dataclass(frozen=True)
+class Release:
+    """A Debian release, as the Raspberry Pi OS of the same name is built on it: what
+    the guest's wheels are chosen for (its Python and C library)."""
+
+    suite: str
+    python: str  # the guest's python3, as pip's --python-version
+    glibc: int  # the minor version of its glibc 2.x: the newest manylinux wheel it runs
+
+    @property
+    def mirrors(self) -> tuple[str, ...]:
+        return (
+            f"deb http://deb.debian.org/debian {self.suite} main",
+            f"deb http://deb.debian.org/debian {self.suite}-updates main",
+            f"deb http://deb.debian.org/debian-security {self.suite}-security main",
+        )
+
+
+# Raspberry Pi OS Bookworm (the guide's tested release) and Trixie (the imager's first).
+RELEASES = {r.suite: r for r in (Release("bookworm", "3.11", 36), Release("trixie", "3.13", 41))}
+BOOKWORM = RELEASES["bookworm"]
+# What a Pi OS Lite image has that matters here, and what builds the test devices and
+# lgpio (gone again before the image is made: see guest/build.sh).
 PACKAGES = (
     "systemd-sysv", "udev", "dbus", "kmod", "iproute2", "openssh-server", "sudo", "python3",
     "linux-image-amd64", "initramfs-tools", "linux-headers-amd64", "gcc", "make", "libc6-dev",
-    "xz-utils", "apt-utils",
+    "xz-utils", "apt-utils", "python3-dev", "python3-pip", "python3-setuptools",
+    "python3-wheel", "swig",
 )  # fmt: skip
 SIZE = "3G"  # the root file system; sparse, so it costs what is in it
 
@@ -79,8 +98,8 @@ class Image:
         return (self.folder / "ready").exists()
 
 
-def key() -> str:
-    """A digest of every input of the image that lives in this checkout."""
+def key(release: Release = BOOKWORM) -> str:
+    """A digest of every input of the release's image that lives in this checkout."""
     digest = hashlib.sha256()
     inputs = [Path(__file__), ROOT / "pyproject.toml", INSTALLER, *sorted(GUEST.rglob("*"))]
     for path in inputs:
@@ -88,15 +107,17 @@ def key() -> str:
             digest.update(str(path.relative_to(ROOT)).encode() + b"\0")
             digest.update(path.read_bytes() + b"\0")
             digest.update(b"x" if os.access(path, os.X_OK) else b"-")
-    digest.update(repr((SUITE, MIRRORS, PACKAGES, SIZE, sys.version_info[:2])).encode())
+    digest.update(repr((release, PACKAGES, SIZE)).encode())
     return digest.hexdigest()[:16]
+
+
+def cached(release: Release = BOOKWORM) -> Image:
+    """Where the release's image for this checkout is, built or not."""
+    return Image(cache_root() / f"{release.suite}-{key(release)}")
 
 
 def missing_tools() -> str | None:
     """Why this machine cannot build the image, or None."""
-    if sys.version_info[:2] != GUEST_PYTHON:
-        return (f"the virtual Pi's wheels are made by this Python for the guest's "
-                f"{'.'.join(map(str, GUEST_PYTHON))}: run it with Python 3.11")  # fmt: skip
     if os.geteuid() != 0:
         return "building the virtual Pi's image needs root (mmdebstrap in root mode)"
     for tool in ("mmdebstrap", "mke2fs", "ssh-keygen"):
@@ -114,50 +135,53 @@ def installer_packages() -> list[str]:
     return [name for name in names if name != "python3-lgpio"]
 
 
-def wheelhouse(into: Path, out: TextIO) -> None:
+def wheelhouse(release: Release, into: Path, out: TextIO) -> None:
     """What the installer's pip will ask for, offline in the guest: the project's
-    dependencies (built into wheels here where they ship only as source), setuptools
-    for building the project itself, and lgpio for the python3-lgpio stand-in."""
-    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
-    subprocess.run(
-        [*pip, "wheel", "-w", str(into), str(ROOT), "setuptools>=77", "lgpio"],
-        check=True,
-        stdout=out,
-        stderr=out,
-    )
-    for own in into.glob("cityunit-*.whl"):
-        own.unlink()  # the guest builds it from its clone
+    dependencies and what builds it, as wheels for the guest's Python, and lgpio's source
+    for build.sh to build in the guest (the index has its wheels for some Pythons only)."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    wanted = [*project["project"]["dependencies"], *project["build-system"]["requires"]]
+    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q", "download"]
+    platforms = [f"--platform=manylinux_2_{minor}_x86_64" for minor in range(17, release.glibc + 1)]
+    for command in (
+        [f"--python-version={release.python}", "--only-binary=:all:", *platforms, *wanted],
+        ["--no-binary=:all:", "--no-deps", *project["project"]["optional-dependencies"]["pi"]],
+    ):
+        subprocess.run([*pip, "-d", str(into), *command], check=True, stdout=out, stderr=out)
 
 
-def build(log: Path | None = None) -> Image:
-    """The image for this checkout's inputs: the cached one, or built now (~10 min)."""
-    image = Image(cache_root() / key())
+def build(release: Release = BOOKWORM, log: Path | None = None) -> Image:
+    """The release's image for this checkout's inputs: the cached one, or built now
+    (~10 min)."""
+    image = cached(release)
     if image.ready:
         return image
     why = missing_tools()
     if why:
         raise RuntimeError(why)
-    for stale in cache_root().glob("*"):  # one image at a time (~1.5 GB), no half-built one
-        if re.fullmatch(r"[0-9a-f]{16}|vpi-build-.*", stale.name) and stale.is_dir():
-            shutil.rmtree(stale, ignore_errors=True)
+    # One image a release (~1.5 GB), no half-built one; a bare key is an older layout's.
+    stale = re.compile(rf"(?:{release.suite}-)?[0-9a-f]{{16}}|vpi-build-.*")
+    for old in cache_root().glob("*"):
+        if stale.fullmatch(old.name) and old.is_dir():
+            shutil.rmtree(old, ignore_errors=True)
     image.folder.mkdir(parents=True)
     out = open(log or image.folder / "build.log", "w")  # noqa: SIM115 (closed below)
     try:
         with tempfile.TemporaryDirectory(prefix="vpi-build-", dir=cache_root()) as work:
-            _build(image, Path(work), out)
+            _build(release, image, Path(work), out)
     finally:
         out.close()
-    (image.folder / "ready").write_text(key() + "\n")
+    (image.folder / "ready").write_text(key(release) + "\n")
     return image
 
 
-def _build(image: Image, work: Path, out: TextIO) -> None:
+def _build(release: Release, image: Image, work: Path, out: TextIO) -> None:
     def run(*command: str | Path) -> None:
         print("+", *command, file=out, flush=True)
         subprocess.run([str(c) for c in command], check=True, stdout=out, stderr=out)
 
     wheels = work / "wheels"
-    wheelhouse(wheels, out)
+    wheelhouse(release, wheels, out)
     (work / "apt-packages").write_text(" ".join(installer_packages()) + "\n")
     run("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "vpi", "-f", image.key)
     tree = work / "root"
@@ -171,7 +195,7 @@ def _build(image: Image, work: Path, out: TextIO) -> None:
         f"--customize-hook=copy-in {image.key}.pub /tmp",
         f"--customize-hook=copy-in {work / 'apt-packages'} /usr/src/vpi",
         '--customize-hook=chroot "$1" sh /usr/src/vpi/build.sh',
-        SUITE, tree, *MIRRORS,
+        release.suite, tree, *release.mirrors,
     )  # fmt: skip
     kver = next((tree / "lib/modules").iterdir()).name
     shutil.copy(tree / "boot" / f"vmlinuz-{kver}", image.kernel)
@@ -181,9 +205,12 @@ def _build(image: Image, work: Path, out: TextIO) -> None:
     shutil.rmtree(tree)
 
 
-def main() -> int:
+def main(argv: list[str]) -> int:
+    if argv[1:] and argv[1] not in RELEASES:
+        print(f"vm image: no release {argv[1]!r} (one of: {', '.join(RELEASES)})", file=sys.stderr)
+        return 2
     try:
-        image = build()
+        image = build(RELEASES[argv[1]] if argv[1:] else BOOKWORM)
     except (RuntimeError, subprocess.CalledProcessError) as e:
         print(f"vm image: {e}", file=sys.stderr)
         return 1
@@ -192,4 +219,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(sys.argv))

@@ -87,6 +87,7 @@ def console(pi: VirtualPi) -> Iterator[Callable[[], Client]]:
         client.close()
 
 
+@pytest.mark.trixie
 def test_the_installer_runs_offline_from_a_clone(pi: VirtualPi) -> None:
     result = pi.run("cd cityunit && sudo python3 systemd/install.py", timeout=1_200)
     assert "installed:" in result.stdout, result.stdout + result.stderr
@@ -107,6 +108,7 @@ def test_the_installer_runs_offline_from_a_clone(pi: VirtualPi) -> None:
     edit_config(pi, console__port='"/dev/ttyS1"')
 
 
+@pytest.mark.trixie
 def test_after_a_reboot_the_service_plays_on_the_pis_devices(pi: VirtualPi) -> None:
     pi.reboot()
     until("the service is active", lambda: active(pi))
@@ -121,6 +123,7 @@ def test_after_a_reboot_the_service_plays_on_the_pis_devices(pi: VirtualPi) -> N
     assert fresh.stdout.split() == ["0", "0"], "on channels exported fresh on this boot"
 
 
+@pytest.mark.trixie
 def test_doctor_is_all_ok_and_says_what_the_service_does(pi: VirtualPi) -> None:
     result = pi.run("cityunit doctor", check=False)
     report = result.stdout + result.stderr
@@ -131,6 +134,7 @@ def test_doctor_is_all_ok_and_says_what_the_service_does(pi: VirtualPi) -> None:
     assert "(the running service)" in report, "what the service's own log says"
 
 
+@pytest.mark.trixie
 def test_step_2_the_oled_alone_lights_the_screen_and_doctor_checks_it(pi: VirtualPi) -> None:
     """The build guide's step 2 on a unit whose switch is not wired (its line floats high
     on the pull-up: OFF): the screen says SWITCH OFF, and `cityunit doctor --step 2`
@@ -166,6 +170,7 @@ def led_flashes(states: list[PWMState]) -> list[int]:
     return times
 
 
+@pytest.mark.trixie
 def test_a_game_moved_by_gpio_edges(pi: VirtualPi, console: Callable[[], Client]) -> None:
     unit = console()
     unit.ok("EVENTS ON")
@@ -213,6 +218,7 @@ def test_the_hil_suite_passes_against_the_services_console(
     assert re.search(r"\d+ passed", result.stdout), result.stdout[-2000:]
 
 
+@pytest.mark.trixie
 def test_a_reload_takes_a_good_file_and_refuses_a_bad_one(
     pi: VirtualPi, console: Callable[[], Client]
 ) -> None:
@@ -233,6 +239,7 @@ def test_a_reload_takes_a_good_file_and_refuses_a_bad_one(
     until("the installed file is back", lambda: unit.settings()["language"] == "en", 60)
 
 
+@pytest.mark.trixie
 def test_kill_9_restarts_the_service_in_the_same_hour(
     pi: VirtualPi, console: Callable[[], Client]
 ) -> None:
@@ -249,6 +256,7 @@ def test_kill_9_restarts_the_service_in_the_same_hour(
     assert "RESUMED" in after["screen"], after
 
 
+@pytest.mark.trixie
 def test_a_hung_loop_is_restarted_by_the_watchdog(pi: VirtualPi) -> None:
     pid = main_pid(pi)
     pi.sudo("systemctl kill -s STOP cityunit")
@@ -283,6 +291,7 @@ def test_the_bench_on_the_guest_and_its_start_to_the_first_frame(
     assert first < ready, "the first frame is on the bus before `systemctl start` returns"
 
 
+@pytest.mark.trixie
 def test_stop_leaves_the_led_and_buzzer_off_and_the_glass_dark(
     pi: VirtualPi, console: Callable[[], Client]
 ) -> None:
@@ -336,6 +345,7 @@ def test_the_spi_display_in_a_second_configuration(
     assert result.returncode == 0 and "/dev/spidev0.0 is accessible" in result.stdout, result.stdout
 
 
+@pytest.mark.trixie
 def test_polkit_lets_the_service_user_power_off_and_nothing_more(pi: VirtualPi) -> None:
     """As polkit itself decides it for the service's process: logind's power-off (alone or
     with other sessions open), and starting poweroff.target, which `systemctl poweroff`
@@ -358,6 +368,7 @@ def test_polkit_lets_the_service_user_power_off_and_nothing_more(pi: VirtualPi) 
     assert not allowed("org.freedesktop.login1.reboot")
 
 
+@pytest.mark.trixie
 def test_the_safe_shutdown_gesture_powers_the_pi_off(pi: VirtualPi) -> None:
     pi.line(POWER).drive(True)  # switch OFF
     pi.line(AUCTION).hold(pi.line(BUILD), ms=7_000)  # both, 5 s and more

@@ -1,7 +1,7 @@
 """The virtual Pi, booted: QEMU running the image of guest_image.py, driven from outside.
 
-    python3 tests/vm/virtual_pi.py shell     boot it and log in as `pi` (the guest ends with
-                                          the shell: every change is thrown away)
+    python3 tests/vm/virtual_pi.py shell [trixie]    boot it and log in as `pi` (the
+                                    guest ends with the shell: every change is thrown away)
 
 The guest is reached three ways, as a Pi on a desk is: ssh as `pi` (a Pi OS first user,
 sudo without a password), the unit's console on the guest's second serial port (a TCP
@@ -27,14 +27,13 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from guest_image import Image, build  # noqa: E402
+from guest_image import RELEASES, Image, build  # noqa: E402
 
 BOOT_S = 600  # generous: under software emulation a boot takes 30-70 s on two cores
 QEMU = "qemu-system-x86_64"
@@ -341,17 +340,11 @@ class VirtualPi:
         return self.sudo(f"journalctl -q -b -o cat -u {unit} --no-pager").stdout
 
 
-@contextlib.contextmanager
-def booted() -> Iterator[VirtualPi]:
-    with VirtualPi() as pi:
-        yield pi
-
-
 def main(argv: list[str]) -> int:
-    if argv != ["shell"]:
+    if argv[:1] != ["shell"] or len(argv) > 2 or (argv[1:] and argv[1] not in RELEASES):
         print(__doc__, file=sys.stderr)
         return 2
-    with booted() as pi:
+    with VirtualPi(build(RELEASES[argv[1]]) if argv[1:] else None) as pi:
         print(
             f"virtual Pi up: ssh -p {pi.ssh_port} -i {pi.image.key} pi@127.0.0.1; "
             f"the unit's console: {pi.console_url}; logs in {pi.dir}",

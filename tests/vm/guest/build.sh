@@ -10,14 +10,15 @@ cd /usr/src/vpi/modules
 # gpio-sim and the interrupt simulator it needs, from the kernel's own source (Debian
 # builds neither): the version that matches the installed kernel.
 SOURCE_VERSION=$(dpkg-query -W -f='${Version}' "linux-image-$KVER")  # linux-signed's binary: the source's own version
-apt-get download -q "linux-source-6.1=$SOURCE_VERSION"
-dpkg-deb --fsys-tarfile linux-source-6.1_*.deb | tar -xO --wildcards '*/linux-source-6.1.tar.xz' \
-    | tar -xJ --strip-components=1 linux-source-6.1/drivers/gpio/gpio-sim.c \
-        linux-source-6.1/drivers/gpio/gpiolib.h linux-source-6.1/kernel/irq/irq_sim.c
+SOURCE=linux-source-$(echo "$KVER" | cut -d. -f1,2)  # 6.1 (bookworm), 6.12 (trixie)
+apt-get download -q "$SOURCE=$SOURCE_VERSION"
+dpkg-deb --fsys-tarfile "${SOURCE}"_*.deb | tar -xO --wildcards "*/$SOURCE.tar.xz" \
+    | tar -xJ --strip-components=1 "$SOURCE/drivers/gpio/gpio-sim.c" \
+        "$SOURCE/drivers/gpio/gpiolib.h" "$SOURCE/kernel/irq/irq_sim.c"
 mv drivers/gpio/gpio-sim.c sim-gpio.c
 mv drivers/gpio/gpiolib.h gpiolib.h  # gpio-sim reaches into gpiolib's own header
 mv kernel/irq/irq_sim.c irq_sim.c
-rm -r drivers kernel linux-source-6.1_*.deb
+rm -r drivers kernel "${SOURCE}"_*.deb
 # irq_to_desc() is not exported to modules: hand the interrupt on by its number instead
 # (generic_handle_irq is exported, and does the same lookup).
 sed -i 's/handle_simple_irq(irq_to_desc(irqnum));/generic_handle_irq(irqnum);/' irq_sim.c
@@ -44,13 +45,19 @@ make -s -C "/lib/modules/$KVER/build" M="$PWD" modules
 install -D -m 644 -t "/lib/modules/$KVER/updates/vpi" ./*.ko
 depmod "$KVER"
 
-# The build tools go: a Pi has none (the installer's apt step brings what it needs).
-apt-get purge -y -q --autoremove "linux-headers-$KVER" linux-headers-amd64 gcc make libc6-dev >/dev/null
-
 # Raspberry Pi OS has python3-lgpio; Debian has none: a stand-in package of the same name
-# made from the lgpio wheel on the Python package index (its library bundled).
-LGPIO_WHEEL=$(ls /opt/vpi/wheels/lgpio-*.whl)
+# made from the lgpio source on the Python package index, built here for the guest's own
+# Python (its library bundled, as in the index's wheels: PYPI=1).
+LGPIO_SOURCE=$(ls /opt/vpi/wheels/lgpio-*.tar.gz)
+PYPI=1 python3 -m pip wheel -q --no-deps --no-index --no-build-isolation --use-pep517 -w /tmp/lgpio "$LGPIO_SOURCE"
+rm "$LGPIO_SOURCE"
+LGPIO_WHEEL=$(ls /tmp/lgpio/lgpio-*.whl)
 LGPIO_VERSION=$(basename "$LGPIO_WHEEL" | cut -d- -f2)
+
+# The build tools go: a Pi has none (the installer's apt step brings what it needs).
+apt-get purge -y -q --autoremove "linux-headers-$KVER" linux-headers-amd64 gcc make libc6-dev \
+    python3-dev python3-pip python3-setuptools python3-wheel swig >/dev/null
+
 PKG=/tmp/python3-lgpio
 mkdir -p "$PKG/DEBIAN" "$PKG/usr/lib/python3/dist-packages"
 python3 -m zipfile -e "$LGPIO_WHEEL" "$PKG/usr/lib/python3/dist-packages"
@@ -71,7 +78,7 @@ mkdir -p /opt/vpi/apt
 apt-get install -y -q --download-only $(cat /usr/src/vpi/apt-packages) >/dev/null
 mv /var/cache/apt/archives/*.deb /opt/vpi/apt/
 dpkg-deb --root-owner-group -b "$PKG" /opt/vpi/apt/ >/dev/null
-rm -r "$PKG"
+rm -r "$PKG" /tmp/lgpio
 (cd /opt/vpi/apt && apt-ftparchive packages . > Packages)
 rm -f /etc/apt/sources.list.d/*
 echo 'deb [trusted=yes] file:/opt/vpi/apt ./' > /etc/apt/sources.list

@@ -15,6 +15,7 @@
 #include <linux/mutex.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <linux/version.h>
 
 #define VPI_LOG_MAX (64u << 20)
 
@@ -50,7 +51,11 @@ static inline void vpi_log_add(struct vpi_log *log, const void *head, size_t hea
 			log->dropped++;
 			goto out;
 		}
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 12, 0)
 		grown = kvrealloc(log->buf, log->cap, cap, GFP_KERNEL);
+#else
+		grown = kvrealloc(log->buf, cap, GFP_KERNEL); /* 6.12 knows the old size */
+#endif
 		if (!grown) {
 			log->dropped++;
 			goto out;

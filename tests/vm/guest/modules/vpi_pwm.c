@@ -7,7 +7,8 @@
  *
  * The rules are the kernel's own: the PWM core refuses a period of 0 and a duty cycle
  * above the period (a fresh channel has period 0, and no .get_state reads one back, as
- * pwm-bcm2835 in 6.1), and this driver refuses what pwm-bcm2835 refuses (a period its
+ * pwm-bcm2835 in 6.1 and 6.12; 6.12's core lets an unchanged or disabled state through
+ * to the driver), and this driver refuses what pwm-bcm2835 refuses (a period its
  * 32-bit counter cannot hold, or under 2 cycles of its 10 MHz clock). Every state it
  * accepts is recorded in /sys/kernel/debug/vpi-pwm/log, a line each:
  *
@@ -18,6 +19,8 @@
 #include <linux/module.h>
 #include <linux/platform_device.h>
 #include <linux/pwm.h>
+#include <linux/slab.h>
+#include <linux/version.h>
 
 #include "vpi_log.h"
 
@@ -29,7 +32,7 @@ module_param(clock_hz, ulong, 0444);
 static struct vpi_log sent;
 static struct dentry *dir;
 static struct platform_device *soc, *pdev;
-static struct pwm_chip chip;
+static struct pwm_chip *chip;
 
 static int apply(struct pwm_chip *chip, struct pwm_device *pwm, const struct pwm_state *state)
 {
@@ -51,8 +54,29 @@ static int apply(struct pwm_chip *chip, struct pwm_device *pwm, const struct pwm
 
 static const struct pwm_ops ops = {
 	.apply = apply,
-	.owner = THIS_MODULE,
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 9, 0)
+	.owner = THIS_MODULE, /* 6.12's pwmchip_add() sets the chip's owner itself */
+#endif
 };
+
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 9, 0)
+/* 6.1's chips are the driver's to allocate; 6.12's come from the core. */
+static struct pwm_chip *pwmchip_alloc(struct device *parent, unsigned int npwm, size_t priv)
+{
+	struct pwm_chip *chip = kzalloc(sizeof(*chip), GFP_KERNEL);
+
+	if (!chip)
+		return ERR_PTR(-ENOMEM);
+	chip->dev = parent;
+	chip->npwm = npwm;
+	return chip;
+}
+
+static void pwmchip_put(struct pwm_chip *chip)
+{
+	kfree(chip);
+}
+#endif
 
 static int __init vpi_pwm_init(void)
 {
@@ -72,16 +96,21 @@ static int __init vpi_pwm_init(void)
 		ret = PTR_ERR(pdev);
 		goto fail_soc;
 	}
-	chip.dev = &pdev->dev;
-	chip.ops = &ops;
-	chip.npwm = 2;
-	ret = pwmchip_add(&chip);
-	if (ret)
+	chip = pwmchip_alloc(&pdev->dev, 2, 0);
+	if (IS_ERR(chip)) {
+		ret = PTR_ERR(chip);
 		goto fail_pdev;
+	}
+	chip->ops = &ops;
+	ret = pwmchip_add(chip);
+	if (ret)
+		goto fail_chip;
 	dir = debugfs_create_dir("vpi-pwm", NULL);
 	debugfs_create_file("log", 0600, dir, &sent, &vpi_log_fops);
 	debugfs_create_u64("dropped", 0400, dir, &sent.dropped);
 	return 0;
+fail_chip:
+	pwmchip_put(chip);
 fail_pdev:
 	platform_device_unregister(pdev);
 fail_soc:
@@ -92,7 +121,8 @@ fail_soc:
 static void __exit vpi_pwm_exit(void)
 {
 	debugfs_remove_recursive(dir);
-	pwmchip_remove(&chip);
+	pwmchip_remove(chip);
+	pwmchip_put(chip);
 	platform_device_unregister(pdev);
 	platform_device_unregister(soc);
 	vpi_log_free(&sent);

@@ -19,6 +19,7 @@
 #include <linux/module.h>
 #include <linux/platform_device.h>
 #include <linux/spi/spi.h>
+#include <linux/version.h>
 
 #include "vpi_log.h"
 
@@ -36,19 +37,9 @@ struct record {
 	__le32 len;
 } __packed;
 
-static int is_header_chip(struct gpio_chip *gc, void *data)
+/* The levels of a chip's lines, bit N for line N (0 if it cannot say). */
+static u64 chip_levels(struct gpio_chip *gc)
 {
-	return gc->label && !strcmp(gc->label, "pinctrl-bcm2835");
-}
-
-/*
- * The header's lines as they are now (0 when the GPIO stand-in is not there): read
- * through the chip's own callback, without gpiolib's reference or locking, which a
- * test stand-in can afford on 6.1 (gpio-sim stays loaded while spidev is in use).
- */
-static u64 line_levels(void)
-{
-	struct gpio_chip *gc = gpiochip_find(NULL, is_header_chip);
 	unsigned long mask = ~0UL, bits = 0;
 
 	if (!gc || !gc->get_multiple)
@@ -60,6 +51,31 @@ static u64 line_levels(void)
 	return bits;
 }
 
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 7, 0)
+static int is_header_chip(struct gpio_chip *gc, void *data)
+{
+	return gc->label && !strcmp(gc->label, "pinctrl-bcm2835");
+}
+
+static u64 line_levels(void)
+{
+	return chip_levels(gpiochip_find(NULL, is_header_chip));
+}
+#else
+/* 6.12 finds a chip by its device, held while its lines are read. */
+static u64 line_levels(void)
+{
+	struct gpio_device *gdev = gpio_device_find_by_label("pinctrl-bcm2835");
+	u64 levels;
+
+	if (!gdev)
+		return 0;
+	levels = chip_levels(gpio_device_get_chip(gdev));
+	gpio_device_put(gdev);
+	return levels;
+}
+#endif
+
 static int transfer_one(struct spi_controller *ctlr, struct spi_device *spi,
 			struct spi_transfer *xfer)
 {
@@ -67,7 +83,11 @@ static int transfer_one(struct spi_controller *ctlr, struct spi_device *spi,
 		.t_ns = cpu_to_le64(ktime_get_ns()),
 		.lines = cpu_to_le64(line_levels()),
 		.speed_hz = cpu_to_le32(xfer->speed_hz),
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 3, 0)
 		.cs = spi->chip_select,
+#else
+		.cs = spi_get_chipselect(spi, 0),
+#endif
 		.len = cpu_to_le32(xfer->len),
 	};
 
