@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Install cityunit on Raspberry Pi OS (Bookworm): one command, safe to run again.
+"""Install cityunit on Raspberry Pi OS (Trixie or Bookworm): one command, safe to run again.
 
     sudo python3 systemd/install.py               install, or upgrade in place
     sudo python3 systemd/install.py --uninstall   remove the service (keeps config and game)
@@ -12,7 +12,7 @@ from apt, puts the project in a venv at /opt/cityunit (seeing apt's lgpio), crea
 `cityunit` system user in the gpio, i2c and dialout groups, writes
 /etc/cityunit/config.toml unless one is there already, allows that user to power the Pi
 off (polkit), and enables the service.
-Needs only the system's python3 (3.11 on Bookworm).
+Needs only the system's python3 (3.11 on Bookworm, 3.13 on Trixie).
 """
 
 from __future__ import annotations

@@ -101,13 +101,13 @@ class Image:
 def key(release: Release = BOOKWORM) -> str:
     """A digest of every input of the release's image that lives in this checkout."""
     digest = hashlib.sha256()
-    inputs = [Path(__file__), ROOT / "pyproject.toml", INSTALLER, *sorted(GUEST.rglob("*"))]
+    inputs = [Path(__file__), ROOT / "pyproject.toml", *sorted(GUEST.rglob("*"))]
     for path in inputs:
         if path.is_file():
             digest.update(str(path.relative_to(ROOT)).encode() + b"\0")
             digest.update(path.read_bytes() + b"\0")
             digest.update(b"x" if os.access(path, os.X_OK) else b"-")
-    digest.update(repr((release, PACKAGES, SIZE)).encode())
+    digest.update(repr((release, PACKAGES, SIZE, installer_packages())).encode())
     return digest.hexdigest()[:16]
 
 
