@@ -23,7 +23,7 @@ import pytest
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from guest_image import RELEASES, ROOT, Release, build, cached, missing_tools  # noqa: E402
+from guest_image import RELEASES, ROOT, Release, build, image_for, missing_tools  # noqa: E402
 from virtual_pi import QEMU, VirtualPi  # noqa: E402
 
 VM_TIMEOUT_S = 1_500  # per test: a boot, an install and a reboot under emulation
@@ -68,7 +68,7 @@ def unavailable(release: Release) -> str | None:
     for tool in (QEMU, "ssh", "ssh-keygen"):
         if shutil.which(tool) is None:
             return f"no {tool} (bootstrap.py installs it where it is root with apt-get)"
-    if not cached(release).ready:
+    if not image_for(release).ready:
         return missing_tools()
     return None
 

@@ -41,7 +41,7 @@ class Release:
 
     suite: str
     python: str  # the guest's python3, as pip's --python-version
-    glibc: int  # the minor version of its glibc 2.x: the newest manylinux wheel it runs
+    glibc_minor: int  # its glibc is 2.N: the newest manylinux wheel it runs
 
     @property
     def mirrors(self) -> tuple[str, ...]:
@@ -52,9 +52,19 @@ class Release:
         )
 
 
-# Raspberry Pi OS Bookworm (the guide's tested release) and Trixie (the imager's first).
+# Raspberry Pi OS Bookworm (the tests' first guest) and Trixie (the imager's first).
 RELEASES = {r.suite: r for r in (Release("bookworm", "3.11", 36), Release("trixie", "3.13", 41))}
-BOOKWORM = RELEASES["bookworm"]
+
+
+def release_named(name: str | None) -> Release:
+    """The release of that suite (None: bookworm's); KeyError names the choices."""
+    if name is None:
+        return RELEASES["bookworm"]
+    if name not in RELEASES:
+        raise KeyError(f"no release {name!r} (one of: {', '.join(RELEASES)})")
+    return RELEASES[name]
+
+
 # What a Pi OS Lite image has that matters here, and what builds the test devices and
 # lgpio (gone again before the image is made: see guest/build.sh).
 PACKAGES = (
@@ -98,7 +108,7 @@ class Image:
         return (self.folder / "ready").exists()
 
 
-def key(release: Release = BOOKWORM) -> str:
+def key(release: Release) -> str:
     """A digest of every input of the release's image that lives in this checkout."""
     digest = hashlib.sha256()
     inputs = [Path(__file__), ROOT / "pyproject.toml", *sorted(GUEST.rglob("*"))]
@@ -111,7 +121,7 @@ def key(release: Release = BOOKWORM) -> str:
     return digest.hexdigest()[:16]
 
 
-def cached(release: Release = BOOKWORM) -> Image:
+def image_for(release: Release) -> Image:
     """Where the release's image for this checkout is, built or not."""
     return Image(cache_root() / f"{release.suite}-{key(release)}")
 
@@ -142,7 +152,10 @@ def wheelhouse(release: Release, into: Path, out: TextIO) -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
     wanted = [*project["project"]["dependencies"], *project["build-system"]["requires"]]
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q", "download"]
-    platforms = [f"--platform=manylinux_2_{minor}_x86_64" for minor in range(17, release.glibc + 1)]
+    # pip takes each tag as given: the legacy aliases too, or wheels tagged only so are missed
+    tags = [f"manylinux_2_{n}" for n in range(5, release.glibc_minor + 1)]
+    tags += ["manylinux1", "manylinux2010", "manylinux2014"]
+    platforms = [f"--platform={tag}_x86_64" for tag in tags]
     for command in (
         [f"--python-version={release.python}", "--only-binary=:all:", *platforms, *wanted],
         ["--no-binary=:all:", "--no-deps", *project["project"]["optional-dependencies"]["pi"]],
@@ -150,24 +163,27 @@ def wheelhouse(release: Release, into: Path, out: TextIO) -> None:
         subprocess.run([*pip, "-d", str(into), *command], check=True, stdout=out, stderr=out)
 
 
-def build(release: Release = BOOKWORM, log: Path | None = None) -> Image:
+def build(release: Release, log: Path | None = None) -> Image:
     """The release's image for this checkout's inputs: the cached one, or built now
-    (~10 min)."""
-    image = cached(release)
+    (~4 min here)."""
+    image = image_for(release)
     if image.ready:
         return image
     why = missing_tools()
     if why:
         raise RuntimeError(why)
     # One image a release (~1.5 GB), no half-built one; a bare key is an older layout's.
-    stale = re.compile(rf"(?:{release.suite}-)?[0-9a-f]{{16}}|vpi-build-.*")
+    # Only this release's: the other's may be in use, or being built.
+    stale = re.compile(rf"(?:{release.suite}-)?[0-9a-f]{{16}}|vpi-build-{release.suite}-.*")
     for old in cache_root().glob("*"):
         if stale.fullmatch(old.name) and old.is_dir():
             shutil.rmtree(old, ignore_errors=True)
     image.folder.mkdir(parents=True)
     out = open(log or image.folder / "build.log", "w")  # noqa: SIM115 (closed below)
     try:
-        with tempfile.TemporaryDirectory(prefix="vpi-build-", dir=cache_root()) as work:
+        with tempfile.TemporaryDirectory(
+            prefix=f"vpi-build-{release.suite}-", dir=cache_root()
+        ) as work:
             _build(release, image, Path(work), out)
     finally:
         out.close()
@@ -206,11 +222,14 @@ def _build(release: Release, image: Image, work: Path, out: TextIO) -> None:
 
 
 def main(argv: list[str]) -> int:
-    if argv[1:] and argv[1] not in RELEASES:
-        print(f"vm image: no release {argv[1]!r} (one of: {', '.join(RELEASES)})", file=sys.stderr)
+    """`guest_image.py [SUITE]`; argv without the program's name."""
+    try:
+        release = release_named(argv[0] if argv else None)
+    except KeyError as e:
+        print(f"vm image: {e.args[0]}", file=sys.stderr)
         return 2
     try:
-        image = build(RELEASES[argv[1]] if argv[1:] else BOOKWORM)
+        image = build(release)
     except (RuntimeError, subprocess.CalledProcessError) as e:
         print(f"vm image: {e}", file=sys.stderr)
         return 1
@@ -219,4 +238,4 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main(sys.argv))
+    raise SystemExit(main(sys.argv[1:]))

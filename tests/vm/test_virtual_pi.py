@@ -1,6 +1,7 @@
 """A maker's first evening, on the virtual Pi: install, reboot, check, play, break it,
-reconfigure, shut down. The tests run in this order and share one guest (conftest.py);
-each leaves the guest as the next expects it.
+reconfigure, shut down. The tests run in this order on one guest per release
+(conftest.py: bookworm's, then trixie's for those marked `trixie`); each leaves the guest
+as the next expects it.
 
 What they prove is what a real kernel, Debian, systemd and polkit say of the firmware,
 its installer and its service; not the Pi's own drivers, timing or electrical behaviour
@@ -314,6 +315,7 @@ def test_stop_leaves_the_led_and_buzzer_off_and_the_glass_dark(
     until("the service is active", lambda: active(pi))
 
 
+@pytest.mark.trixie
 def test_the_spi_display_in_a_second_configuration(
     pi: VirtualPi, console: Callable[[], Client]
 ) -> None:

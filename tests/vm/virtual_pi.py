@@ -33,7 +33,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from guest_image import RELEASES, Image, build  # noqa: E402
+from guest_image import Image, build, release_named  # noqa: E402
 
 BOOT_S = 600  # generous: under software emulation a boot takes 30-70 s on two cores
 QEMU = "qemu-system-x86_64"
@@ -122,8 +122,8 @@ class VirtualPi:
     """QEMU with the image, its ssh and serial ports on 127.0.0.1: a context manager that
     boots it (and waits for ssh) and ends it."""
 
-    def __init__(self, image: Image | None = None, run_dir: Path | None = None) -> None:
-        self.image = image or build()
+    def __init__(self, image: Image, run_dir: Path | None = None) -> None:
+        self.image = image
         self.dir = run_dir or Path(tempfile.mkdtemp(prefix="vpi-run-"))
         self.ssh_port, self.console_port = free_ports(2)
         self.process: subprocess.Popen[bytes] | None = None
@@ -341,10 +341,14 @@ class VirtualPi:
 
 
 def main(argv: list[str]) -> int:
-    if argv[:1] != ["shell"] or len(argv) > 2 or (argv[1:] and argv[1] not in RELEASES):
-        print(__doc__, file=sys.stderr)
+    try:
+        if argv[:1] != ["shell"] or len(argv) > 2:
+            raise KeyError("")
+        release = release_named(argv[1] if argv[1:] else None)
+    except KeyError as e:
+        print(e.args[0] or __doc__, file=sys.stderr)
         return 2
-    with VirtualPi(build(RELEASES[argv[1]]) if argv[1:] else None) as pi:
+    with VirtualPi(build(release)) as pi:
         print(
             f"virtual Pi up: ssh -p {pi.ssh_port} -i {pi.image.key} pi@127.0.0.1; "
             f"the unit's console: {pi.console_url}; logs in {pi.dir}",

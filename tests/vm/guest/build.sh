@@ -68,7 +68,7 @@ Architecture: amd64
 Maintainer: cityunit tests/vm <nobody@invalid>
 Depends: python3
 Description: lgpio for Python 3 (a virtual Pi stand-in for Raspberry Pi OS's package)
- Made from the lgpio wheel on the Python package index, for cityunit's tests.
+ Built from lgpio's source on the Python package index, for cityunit's tests.
 CONTROL
 
 # The installer's apt-get runs offline: a local repository with what it will ask for,

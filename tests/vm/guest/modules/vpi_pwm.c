@@ -7,8 +7,8 @@
  *
  * The rules are the kernel's own: the PWM core refuses a period of 0 and a duty cycle
  * above the period (a fresh channel has period 0, and no .get_state reads one back, as
- * pwm-bcm2835 in 6.1 and 6.12; 6.12's core lets an unchanged or disabled state through
- * to the driver), and this driver refuses what pwm-bcm2835 refuses (a period its
+ * pwm-bcm2835 in 6.1 and 6.12; since 6.9 the core also takes a disabled state of period
+ * 0, so on 6.12 a fresh channel's `enable 0` and `duty 0` pass), and this driver refuses what pwm-bcm2835 refuses (a period its
  * 32-bit counter cannot hold, or under 2 cycles of its 10 MHz clock). Every state it
  * accepts is recorded in /sys/kernel/debug/vpi-pwm/log, a line each:
  *
@@ -54,13 +54,13 @@ static int apply(struct pwm_chip *chip, struct pwm_device *pwm, const struct pwm
 
 static const struct pwm_ops ops = {
 	.apply = apply,
-#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 9, 0)
-	.owner = THIS_MODULE, /* 6.12's pwmchip_add() sets the chip's owner itself */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 7, 0)
+	.owner = THIS_MODULE, /* since 6.7 pwmchip_add() sets the chip's owner itself */
 #endif
 };
 
 #if LINUX_VERSION_CODE < KERNEL_VERSION(6, 9, 0)
-/* 6.1's chips are the driver's to allocate; 6.12's come from the core. */
+/* Before 6.9 a chip is the driver's to allocate; since, the core's. */
 static struct pwm_chip *pwmchip_alloc(struct device *parent, unsigned int npwm, size_t priv)
 {
 	struct pwm_chip *chip = kzalloc(sizeof(*chip), GFP_KERNEL);

@@ -37,7 +37,12 @@ struct record {
 	__le32 len;
 } __packed;
 
-/* The levels of a chip's lines, bit N for line N (0 if it cannot say). */
+/*
+ * The levels of a chip's lines, bit N for line N (0 if it cannot say): read through the
+ * chip's own callback, without gpiolib's locking, which a test stand-in can afford
+ * (gpio-sim stays loaded while spidev is in use; a held gpio_device alone would not keep
+ * its chip alive).
+ */
 static u64 chip_levels(struct gpio_chip *gc)
 {
 	unsigned long mask = ~0UL, bits = 0;
@@ -62,7 +67,7 @@ static u64 line_levels(void)
 	return chip_levels(gpiochip_find(NULL, is_header_chip));
 }
 #else
-/* 6.12 finds a chip by its device, held while its lines are read. */
+/* Since 6.7 a chip is found through its gpio_device (gpiochip_find is gone). */
 static u64 line_levels(void)
 {
 	struct gpio_device *gdev = gpio_device_find_by_label("pinctrl-bcm2835");
