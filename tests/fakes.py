@@ -236,9 +236,9 @@ def kernel_pwm(
 class Unit(subprocess.Popen):
     """`cityunit run` on mock pins; its log is read as it comes (a full pipe would stall it)."""
 
-    def __init__(self, config: Path, **env: str) -> None:
+    def __init__(self, config: Path, *args: str, **env: str) -> None:
         super().__init__(
-            [sys.executable, "-m", "cityunit", "run", "--config", str(config)],
+            [sys.executable, "-m", "cityunit", "run", "--config", str(config), *args],
             stderr=subprocess.PIPE,
             text=True,
             env={**os.environ, "GPIOZERO_PIN_FACTORY": "mock", **env},
@@ -271,8 +271,8 @@ class Unit(subprocess.Popen):
         return code
 
 
-def run_unit(config: Path, **env: str) -> Unit:
-    return Unit(config, **env)
+def run_unit(config: Path, *args: str, **env: str) -> Unit:
+    return Unit(config, *args, **env)
 
 
 def cable() -> tuple[str, str]:

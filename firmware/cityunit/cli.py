@@ -34,6 +34,11 @@ def _add_run(sub: Commands) -> None:
     run.add_argument("--check", action="store_true", help="only check the config, then exit")
     run.add_argument("--seed", type=int, help="seed the random source (auction lengths, permits)")
     run.add_argument(
+        "--or-last-good", action="store_true",
+        help="a config with mistakes: play with the last good one (kept in the state"
+        " directory) or the defaults, the first mistake on the screen (the service's way)",
+    )  # fmt: skip
+    run.add_argument(
         "--off", action="store_true",
         help="only leave the LED off, the buzzer silent and the screen blank, then exit "
         "(the service runs it after every stop, a killed unit's included)",

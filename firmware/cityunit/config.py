@@ -311,11 +311,11 @@ def _system_checks(s: System) -> list[str]:
 
 def load(path: Path | None) -> Config:
     """The config at `path`; with None, /etc/cityunit/config.toml if present, else defaults."""
-    path = _where(path)
+    path = file_to_read(path)
     return Config() if path is None else parse(_data(path), str(path))
 
 
-def _where(path: Path | None) -> Path | None:
+def file_to_read(path: Path | None) -> Path | None:
     """The file to read: `path`, else the system's if there is one (None: the defaults)."""
     if path is not None:
         return path
@@ -334,7 +334,7 @@ def salvage(path: Path | None) -> tuple[Config, list[str]]:
     itself). Only the outputs matter there, so the cross-checks are not asked; an output
     they would refuse (on the other output's pin, or on the display's bus) keeps its
     default, so the file's pins win wherever they can. The file is read once."""
-    path = _where(path)
+    path = file_to_read(path)
     if path is None:
         return Config(), []
     try:

@@ -385,5 +385,5 @@ class Session:
     def _seed(self, args: list[str]) -> str:
         self._arity(args, 1, "SEED <int>")
         self._simulator_only("SEED")
-        self.runtime.unit.reseed(_int(args[0], 0, MAX_SEED, "the seed"))
+        self.runtime.unit.rng.seed(_int(args[0], 0, MAX_SEED, "the seed"))
         return "OK"

@@ -20,6 +20,7 @@ from cityunit.screens import (
     HourScreen,
     MenuScreen,
     PermitScreen,
+    RefusedScreen,
     Screen,
     ShutdownScreen,
     SoldScreen,
@@ -217,7 +218,9 @@ def _history(canvas: Canvas, permits: tuple[Permit, ...]) -> None:
 
 
 @paint.register
-def _still_on(screen: StillOnScreen, canvas: Canvas, lines: list[str]) -> None:
+def _title_and_three(
+    screen: StillOnScreen | RefusedScreen, canvas: Canvas, lines: list[str]
+) -> None:
     _title(canvas, lines[0])
     for y, line in zip((20, 34, 48), lines[1:], strict=True):
         _text(canvas, y, line, 12)

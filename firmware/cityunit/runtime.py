@@ -27,8 +27,9 @@ from cityunit.display import Display
 from cityunit.events import OUTPUT_CHANGES, Event
 from cityunit.inbox import Inbox, Input, Reload, Stop, Work
 from cityunit.parts import Parts
+from cityunit.snapshot import Snapshot
 from cityunit.timers import earliest
-from cityunit.unit import SAVE_EVERY_MS, Snapshot, Unit
+from cityunit.unit import SAVE_EVERY_MS, Unit
 
 log = logging.getLogger(__name__)
 

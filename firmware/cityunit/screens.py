@@ -43,6 +43,10 @@ TEXT = {
         "new_game": "NEW GAME",
         "start": "AUCTION: hour 1",
         "hint": "BUILD next · AUCTION change",
+        "refused": "CONFIG REFUSED",
+        "more": "and {n} more",
+        "last_good": "last good settings",
+        "defaults": "default settings",
     },
     "fr": {
         "hour": "HEURE {n}",
@@ -74,6 +78,10 @@ TEXT = {
         "new_game": "NOUVELLE PARTIE",
         "start": "ENCHÈRES : heure 1",
         "hint": "CONSTR. suiv. · ENCH. modif.",
+        "refused": "CONFIG REFUSÉE",
+        "more": "et {n} de plus",
+        "last_good": "derniers bons réglages",
+        "defaults": "réglages d'usine",
     },
 }
 
@@ -238,3 +246,19 @@ class ShutdownScreen:
 
     def lines(self, lang: str) -> list[str]:
         return [TEXT[lang]["bye"]]
+
+
+@dataclass(frozen=True)
+class RefusedScreen:
+    """The config file refused at start (a mistake made on the card): where the first
+    mistake is, and what the unit plays with instead. The reasons in full are in the
+    journal and `cityunit run --check`'s."""
+
+    where: str  # the first mistake's key (`auction.min_s`), or its line in the file
+    more: int  # how many other mistakes
+    last_good: bool  # playing with the last file that was good; False: the defaults
+
+    def lines(self, lang: str) -> list[str]:
+        t = TEXT[lang]
+        more = t["more"].format(n=self.more) if self.more else ""
+        return [t["refused"], self.where, more, t["last_good" if self.last_good else "defaults"]]

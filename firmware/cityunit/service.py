@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from cityunit.config import Config
     from cityunit.inbox import Inbox
     from cityunit.notify import Notifier
+    from cityunit.screens import Screen
 
 log = logging.getLogger("cityunit")
 
@@ -32,13 +33,36 @@ def run(args: argparse.Namespace) -> int:
     with serving(clock, args.early) as inbox, reload_on_hangup(inbox):
         if args.off:
             return _leave_off(args.config)
-        config = read_config(args.config, system_default=True)
+        refused: Screen | None = None
+        if args.or_last_good and not args.check:
+            config: Config | None
+            config, refused = _config_or_last_good(args.config)
+        else:
+            config = read_config(args.config, system_default=True)
         if config is None:
             return 2
         if args.check:
             print(f"{config.source}: OK")
             return 0
-        return _serve(args, config, clock, inbox)
+        return _serve(args, config, clock, inbox, refused)
+
+
+def _config_or_last_good(path: Path | None) -> tuple[Config, Screen | None]:
+    """The config, kept as the last good one; or, with mistakes (each printed), the last
+    good one or the defaults, and the screen that says so. Kept in the service's
+    StateDirectory, whatever state.dir the file names (a refused file names none)."""
+    from cityunit import fallback
+    from cityunit.config import Config, ConfigError, file_to_read, load
+
+    kept = state_dir(Config())
+    try:
+        config = load(path)
+    except ConfigError as e:
+        for line in e.lines:
+            print(line, file=sys.stderr)
+        return fallback.instead(e.lines, kept)
+    fallback.keep(config, file_to_read(path), kept)
+    return config, None
 
 
 def _leave_off(path: Path | None) -> int:
@@ -58,7 +82,9 @@ def _leave_off(path: Path | None) -> int:
     return 0
 
 
-def _serve(args: argparse.Namespace, config: Config, clock: Clock, inbox: Inbox) -> int:
+def _serve(
+    args: argparse.Namespace, config: Config, clock: Clock, inbox: Inbox, refused: Screen | None
+) -> int:
     from gpiozero.exc import BadPinFactory, GPIOPinInUse
 
     from cityunit.store import Busy
@@ -81,6 +107,8 @@ def _serve(args: argparse.Namespace, config: Config, clock: Clock, inbox: Inbox)
     with board:
         board.serve_console()
         board.reread_on_reload(args.config)
+        if refused is not None:
+            board.runtime.call(lambda: board.unit.notice(refused, clock.now_ms()))
         pwm = ", ".join(board.parts.hardware_pwm) or "none (software PWM for the buzzer and LED)"
         log.info(
             "cityunit %s running with %s; PWM hardware for: %s", __version__, config.source, pwm

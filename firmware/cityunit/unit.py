@@ -18,7 +18,6 @@ modes (the hour, the pause, the permits drawn) in `cityunit.game`.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
 from typing import Any
 
 from cityunit import modes, settings, sounds
@@ -28,62 +27,13 @@ from cityunit.events import Event, EventKind
 from cityunit.game import Game
 from cityunit.gestures import Button, Gesture, Gestures
 from cityunit.hour import HOUR_MS, HourClock
-from cityunit.permit import Permit
+from cityunit.notice import Notice
 from cityunit.rules import Rules
 from cityunit.screens import Screen
+from cityunit.snapshot import Effects, Snapshot
 from cityunit.timers import Timers, earliest
 
 SAVE_EVERY_MS = 5_000  # while the game clock runs: a crash loses at most this much play
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    """The unit at one instant: safe to hand to any thread, never changed."""
-
-    t_ms: int
-    revision: int
-    power: bool
-    mode: str
-    hour: int  # 0 when off
-    clock: HourClock  # the hour's time played, at any instant: clock.elapsed(t)
-    paused: bool
-    led: float
-    tone_hz: int | None
-    permit: Permit | None
-    volume: str
-    language: str
-    screen: Screen
-
-    @property
-    def status(self) -> str:
-        """One line for systemd and logs: 'hour 2, auction, paused'."""
-        if not self.power:
-            return "switch OFF"
-        return f"hour {self.hour}, {self.mode}" + (", paused" if self.paused else "")
-
-    def state(self) -> dict[str, Any]:
-        """The console's STATE (never an auction's time left)."""
-        return {
-            "power": "on" if self.power else "off",
-            "mode": self.mode,
-            "hour": self.hour,
-            "hour_elapsed_ms": self.clock.elapsed(self.t_ms),
-            "paused": self.paused,
-            "led": self.led,
-            "tone_hz": self.tone_hz,
-            "permit": None if self.permit is None else self.permit.value,
-            "volume": self.volume,
-            "screen": self.screen.lines(self.language),
-        }
-
-
-@dataclass
-class Effects:
-    """What the unit asks of the world since the loop last asked."""
-
-    events: list[Event] = field(default_factory=list)
-    shutdown: bool = False  # the safe-shutdown gesture was confirmed: halt the Pi
-    save: bool = False  # the game changed in a way worth keeping on disk
 
 
 class Unit(modes.Context):
@@ -115,6 +65,7 @@ class Unit(modes.Context):
             )
         }
         self.mode: modes.Mode = modes.Off(self)
+        self.notices = Notice(self.timers)
 
     # ----- time ----------------------------------------------------------------------
 
@@ -227,8 +178,11 @@ class Unit(modes.Context):
         self.mode.rules_changed()
         self._changed()
 
-    def reseed(self, seed: int) -> None:
-        self.rng.seed(seed)
+    def notice(self, screen: Screen, t: int) -> None:
+        """A screen over the mode's for a while (Notice), such as a refused config's."""
+        self.advance(t)
+        self.notices.show(screen, self.now)
+        self._changed()
 
     def boot(self, switch_on: bool, saved: dict[str, Any] | None, t: int) -> None:
         """Start up: take back a saved game, and the switch as it stands. With the switch
@@ -264,7 +218,7 @@ class Unit(modes.Context):
             permit=self.mode.permit,
             volume=game.rules.volume,
             language=game.rules.language,
-            screen=self.mode.screen(self.now),
+            screen=self.notices.screen or self.mode.screen(self.now),
         )
 
     def state(self) -> dict[str, Any]:
@@ -346,18 +300,13 @@ class Unit(modes.Context):
         (self._gestures.down if down else self._gestures.up)(button, self.now)
 
     def _gesture(self, gesture: Gesture, button: Button | None) -> None:
-        mode = self.mode
         if gesture in (Gesture.STUCK, Gesture.UNSTUCK):
             detail = "stuck down: ignored" if gesture is Gesture.STUCK else "released"
             self.emit(EventKind.FAULT, part=f"button.{button}", detail=detail)
-        elif gesture is Gesture.DOWN:
-            mode.down()
-        elif gesture is Gesture.CHORD:
-            mode.chord()
-        elif gesture is Gesture.CHORD_HOLD:
-            mode.chord_hold()
-        elif button is not None:
-            (mode.tap if gesture is Gesture.TAP else mode.long)(button)
+            return
+        if gesture is Gesture.DOWN:
+            self.notices.end()
+        self.mode.gesture(gesture, button)
 
     def _switch(self, on: bool) -> None:
         if on == self.power:

@@ -14,7 +14,7 @@ from typing import ClassVar, Protocol
 
 from cityunit import lights
 from cityunit.game import Game, Host
-from cityunit.gestures import Button
+from cityunit.gestures import Button, Gesture
 from cityunit.patterns import Pattern
 from cityunit.permit import Permit
 from cityunit.screens import Blank, Screen
@@ -115,6 +115,17 @@ class Mode:
         return lights.PAUSED if self.unit.game.paused else lights.DARK
 
     # ----- what the players do (the switch ON) ------------------------------------------
+
+    def gesture(self, gesture: Gesture, button: Button | None) -> None:
+        """A button's gesture, to its handler below (stuck and released are the unit's)."""
+        if gesture is Gesture.DOWN:
+            self.down()
+        elif gesture is Gesture.CHORD:
+            self.chord()
+        elif gesture is Gesture.CHORD_HOLD:
+            self.chord_hold()
+        elif button is not None:
+            (self.tap if gesture is Gesture.TAP else self.long)(button)
 
     def down(self) -> None:
         """A button went down: the click and the blip, at once, before its meaning is known."""

@@ -1,0 +1,121 @@
+"""A config refused at start, on a unit that must play (`run --or-last-good`, the
+service's way): the last good file, else the defaults, and the screen says so."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from cityunit import fallback
+from cityunit.config import ConfigError, load
+from cityunit.gestures import Button
+from cityunit.notice import NOTICE_MS
+from cityunit.rules import Rules
+from cityunit.screens import HourScreen, RefusedScreen
+from cityunit.unit import Unit
+from fakes import cable, run_unit
+
+GOOD = '[display]\ndriver = "none"\n[game]\nlanguage = "fr"\n'
+BAD = '[display]\ndriver = "none"\n[auction]\nmin_s = 5000\nfixed_s = "x"\n'
+
+
+def mistakes(tmp_path: Path, text: str) -> list[str]:
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    try:
+        load(path)
+    except ConfigError as e:
+        return e.lines
+    raise AssertionError("the file was good")
+
+
+def test_a_good_file_is_kept_once_and_played_when_a_later_one_is_refused(
+    tmp_path: Path,
+) -> None:
+    good = tmp_path / "config.toml"
+    good.write_text(GOOD)
+    state = tmp_path / "state"
+    state.mkdir()
+    fallback.keep(load(good), good, state)
+    copy = state / fallback.COPY
+    assert copy.read_text() == GOOD
+    written = copy.stat().st_mtime_ns, copy.stat().st_ino
+    fallback.keep(load(good), good, state)  # the same bytes: no write at each boot
+    assert (copy.stat().st_mtime_ns, copy.stat().st_ino) == written
+
+    config, screen = fallback.instead(mistakes(tmp_path, BAD), state)
+    assert config.rules.language == "fr"
+    assert screen == RefusedScreen("auction.min_s", 1, last_good=True)
+    assert screen.lines("en") == [
+        "CONFIG REFUSED", "auction.min_s", "and 1 more", "last good settings"
+    ]  # fmt: skip
+
+
+def test_with_no_good_file_kept_the_defaults_play(tmp_path: Path) -> None:
+    config, screen = fallback.instead(mistakes(tmp_path, BAD), tmp_path)
+    assert config.rules == Rules()
+    assert not screen.last_good
+    config, screen = fallback.instead(mistakes(tmp_path, BAD), None)
+    assert config.rules == Rules() and not screen.last_good
+
+
+def test_where_names_the_key_or_the_line(tmp_path: Path) -> None:
+    assert fallback.where(mistakes(tmp_path, "[game\n")[0]) == "line 1"
+    assert fallback.where(mistakes(tmp_path, "[nope]\n")[0]) == "nope"
+    (tmp_path / "bad.toml").write_bytes(b"\xff")
+    try:
+        load(tmp_path / "bad.toml")
+    except ConfigError as e:
+        assert fallback.where(e.lines[0]) == "not UTF-8 text (byte…"
+
+
+def test_a_notice_shows_until_its_time_or_a_press() -> None:
+    unit = Unit(Rules(), now=0)
+    unit.boot(switch_on=True, saved=None, t=0)
+    notice = RefusedScreen("auction.min_s", 0, last_good=False)
+    unit.notice(notice, 1_000)
+    assert unit.snapshot().screen == notice
+    unit.advance(1_000 + NOTICE_MS - 1)
+    assert unit.snapshot().screen == notice
+    unit.advance(1_000 + NOTICE_MS)
+    assert isinstance(unit.snapshot().screen, HourScreen)
+    unit.notice(notice, 40_000)
+    unit.press(Button.AUCTION, 41_000)
+    assert unit.snapshot().screen != notice
+
+
+def test_the_service_plays_on_with_a_refused_file_and_says_so(tmp_path: Path) -> None:
+    unit_end, tester_end = cable()
+    config = tmp_path / "config.toml"
+    head = f'[console]\nport = "{unit_end}"\n'
+    config.write_text(head + GOOD)
+    state = tmp_path / "state"
+    first = run_unit(config, "--or-last-good", STATE_DIRECTORY=str(state))
+    first.terminate()
+    assert first.finish() == 0
+    assert (state / fallback.COPY).read_text() == head + GOOD
+
+    config.write_text(head + BAD)
+    unit = run_unit(config, "--or-last-good", STATE_DIRECTORY=str(state))
+    try:
+        fd = os.open(tester_end, os.O_RDWR | os.O_NOCTTY)
+        deadline = time.monotonic() + 30
+        reply = b""
+        while b"CONFIG REFUS" not in reply:  # the notice is shown in the loop's turn
+            assert time.monotonic() < deadline, "".join(unit.log)
+            os.write(fd, b"STATE\n")
+            reply = b""
+            while not reply.endswith(b"\n"):
+                reply += os.read(fd, 4096)
+        os.write(fd, b"SETTINGS\n")
+        settings = b""
+        while not settings.endswith(b"\n"):
+            settings += os.read(fd, 4096)
+        assert b'"language":"fr"' in settings  # the last good file's
+        os.close(fd)
+    finally:
+        unit.terminate()
+        assert unit.finish() == 0
+    assert any("auction.min_s: must be" in line for line in unit.log)
+    assert any("plays with its last good copy" in line for line in unit.log)
