@@ -6,6 +6,8 @@
                                               -m "not vm" leaves out the virtual Pi (tests/vm)
     python3 bootstrap.py hardware [ARGS...]   hardware/generate.py (the tables, schematic and
                                               wiring picture from pinout.toml; --check)
+    python3 bootstrap.py image                the SD-card image, dist/cityunit-*-arm64.img.xz
+                                              (hardware/image/build.py; root, Debian's apt)
 
 Needs only Python 3.11+ and the package index. The environment lives in .venv and is
 re-installed only when pyproject.toml changes.
@@ -59,7 +61,17 @@ TOOLS = {
     ),
     "mmdebstrap": ("the virtual Pi's image", ["mmdebstrap", "e2fsprogs"]),
     "ssh": ("the virtual Pi (its ssh client)", ["openssh-client"]),
+    # The SD-card image: arm64 programs run by qemu-user, the FAT made without mounting it
+    "qemu-aarch64-static": (
+        "the SD-card image",
+        ["qemu-user-static", "binfmt-support", "arch-test"],
+    ),
+    "mcopy": ("the SD-card image's boot partition", ["mtools", "dosfstools"]),
+    "sfdisk": ("the SD-card image's partitions", ["fdisk"]),
+    "dtc": ("the SD-card image's overlay", ["device-tree-compiler"]),
+    "xz": ("the SD-card image's .xz", ["xz-utils"]),
 }
+IMAGE_TOOLS = ("mmdebstrap", "qemu-aarch64-static", "mcopy", "sfdisk", "dtc", "xz")
 
 
 def ensure_tool(program: str) -> None:
@@ -91,7 +103,7 @@ def ensure_tool(program: str) -> None:
 def main(argv: list[str]) -> int:
     if sys.version_info < (3, 11):  # noqa: UP036 (this file runs on any python3 found)
         sys.exit("cityunit needs Python 3.11 or newer")
-    if not argv or argv[0] not in ("sim", "test", "hardware"):
+    if not argv or argv[0] not in ("sim", "test", "hardware", "image"):
         sys.exit(__doc__)
     what, rest = argv[0], argv[1:]
     python = ensure_venv(EXTRAS | {"hw"} if what == "hardware" else EXTRAS)
@@ -106,6 +118,10 @@ def main(argv: list[str]) -> int:
         command = [str(python), "-m", "pytest", *rest]
     elif what == "hardware":
         command = [str(python), str(ROOT / "hardware" / "generate.py"), *rest]
+    elif what == "image":
+        for program in IMAGE_TOOLS:
+            ensure_tool(program)
+        command = [str(python), str(ROOT / "hardware" / "image" / "build.py"), *rest]
     else:
         command = [str(BIN / "cityunit"), "sim", *rest]
     os.chdir(ROOT)

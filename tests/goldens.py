@@ -13,6 +13,7 @@ from cityunit.screens import (
     HourScreen,
     MenuScreen,
     PermitScreen,
+    RefusedScreen,
     ShutdownScreen,
     SoldScreen,
     StillOnScreen,
@@ -53,6 +54,8 @@ SCREENS = {
     "still-on": StillOnScreen(),
     "still-on-timed": StillOnScreen(30),
     "switch-off": SwitchOffScreen(),
+    "refused": RefusedScreen("auction.min_s", 2, last_good=True),
+    "refused-defaults": RefusedScreen("line 12", 0, last_good=False),
     "menu-history": MenuScreen(
         6, 8, "history", permits=(THREE, ONE, STATION, TWO, TWO, ONE, THREE)
     ),

@@ -1,0 +1,63 @@
+#!/bin/sh
+# The image's base OS, run in its chroot (arm64 Debian, under qemu-user) at the end of
+# mmdebstrap by hardware/image/build.py: what the installer needs that Debian lacks, the
+# boot set up for a Pi (boot/), and nothing at boot that the unit does not need. Cached
+# by build.py under a key of its inputs; the firmware goes in afterwards (firmware.sh).
+set -eu
+export DEBIAN_FRONTEND=noninteractive
+KVER=$(ls /lib/modules)
+
+# python3-lgpio, Raspberry Pi OS's package, which Debian lacks: one of that name built
+# from lgpio's source on the Python package index (which has no wheel for this Python on
+# arm64), its C library bundled as in the index's wheels (PYPI=1).
+LGPIO_SOURCE=$(ls /opt/cityunit-image/wheels/lgpio-*.tar.gz)
+PYPI=1 python3 -m pip wheel -q --no-deps --no-index --no-build-isolation --use-pep517 \
+    -w /tmp/lgpio "$LGPIO_SOURCE"
+rm "$LGPIO_SOURCE"
+LGPIO_WHEEL=$(ls /tmp/lgpio/lgpio-*.whl)
+PKG=/tmp/python3-lgpio
+mkdir -p "$PKG/DEBIAN" "$PKG/usr/lib/python3/dist-packages"
+python3 -m zipfile -e "$LGPIO_WHEEL" "$PKG/usr/lib/python3/dist-packages"
+cat > "$PKG/DEBIAN/control" <<CONTROL
+Package: python3-lgpio
+Version: $(basename "$LGPIO_WHEEL" | cut -d- -f2)-0cityunit1
+Architecture: $(dpkg --print-architecture)
+Maintainer: cityunit <nobody@invalid>
+Depends: python3
+Description: lgpio for Python 3 (as Raspberry Pi OS's package of that name)
+ Built from lgpio's source on the Python package index, for the cityunit image.
+CONTROL
+mkdir -p /opt/cityunit-image/apt
+dpkg-deb --root-owner-group -b "$PKG" /opt/cityunit-image/apt/ >/dev/null
+dpkg -i /opt/cityunit-image/apt/python3-lgpio_*.deb >/dev/null
+(cd /opt/cityunit-image/apt && apt-ftparchive packages . > Packages)
+rm -r "$PKG" /tmp/lgpio
+
+# The build tools go: the image has none.
+apt-get purge -y -q --autoremove gcc make libc6-dev python3-dev swig python3-setuptools \
+    python3-wheel apt-utils >/dev/null
+
+echo cityunit > /etc/hostname
+printf '127.0.1.1\tcityunit\n' >> /etc/hosts
+# No password login: root's is locked, and there is no other user with one.
+passwd -q -l root
+mkdir -p /media/root-ro /media/root-rw /boot/firmware
+
+# Nothing at boot that the unit does not need: no network until a first-boot file asks
+# for Wi-Fi (cityunit-firstboot), no login on the serial console or the screen, no
+# timers that write to the card, ssh only when a first-boot file gives a key.
+systemctl disable -q ssh.service ssh.socket 2>/dev/null || true
+systemctl mask -q apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer \
+    e2scrub_reap.service fstrim.timer man-db.timer dpkg-db-backup.timer \
+    systemd-networkd-wait-online.service getty@.service serial-getty@.service \
+    wpa_supplicant.service 2>/dev/null
+
+# The boot: the firmware's config.txt and cmdline.txt as Debian's raspi-firmware makes
+# them (again at each kernel update), from /etc/default; the initramfs with the
+# read-only root's layer (cityunit-overlay) and the modules it needs (boot/).
+update-initramfs -u -k "$KVER"
+
+dpkg-query -W -f='${Package} ${Version}\n' > /opt/cityunit-image/manifest.txt
+echo "kernel $KVER" >> /opt/cityunit-image/manifest.txt
+apt-get clean
+rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin

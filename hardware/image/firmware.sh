@@ -1,0 +1,46 @@
+#!/bin/sh
+# The firmware on the image's base, installed as on a Pi: systemd/install.py, unmodified,
+# run in the image's chroot by hardware/image/build.py, offline (apt reads the base's
+# local repository, pip the wheelhouse). Then what differs on the image: the config on
+# the boot partition, and the installer's config.txt lines in Debian's form.
+set -eu
+export DEBIAN_FRONTEND=noninteractive
+SOURCES=/etc/apt/sources.list.d
+mkdir -p /tmp/sources && mv "$SOURCES"/* /tmp/sources/ 2>/dev/null || true
+mv /etc/apt/sources.list /tmp/sources/sources.list 2>/dev/null || true
+echo 'deb [trusted=yes] file:/opt/cityunit-image/apt ./' > "$SOURCES/cityunit-build.list"
+
+# The devices' groups, as Raspberry Pi OS has them (rules.d/99-cityunit.rules), and the
+# image's own services (rootfs/): the data partition, the settings on the card.
+for group in gpio i2c spi; do groupadd --system --force "$group"; done
+systemctl enable -q cityunit-data.service cityunit-card.service
+
+PIP_NO_INDEX=1 PIP_FIND_LINKS=/opt/cityunit-image/wheels python3 /usr/src/cityunit/systemd/install.py
+
+# The config on the boot partition (FAT), for any computer to edit; the unit reads it
+# through the path the installer gave it.
+mv /etc/cityunit/config.toml /boot/firmware/cityunit.toml
+ln -s /boot/firmware/cityunit.toml /etc/cityunit/config.toml
+rm -f /etc/cityunit/config.toml.new
+# As flashed: cityunit-card puts the player's own back over it after a re-flash.
+cp /boot/firmware/cityunit.toml /opt/cityunit-image/cityunit.toml
+
+# The installer's config.txt lines (I2C at the config's speed, Raspberry Pi's pwm-2chan
+# overlay on the config's pins) for Debian's firmware set-up, which writes config.txt
+# anew from /etc/default/raspi-firmware-custom: the image's own overlay takes the same
+# parameters (hardware/image/cityunit-overlay.dts).
+CONFIG=/boot/firmware/config.txt
+PWM=$(sed -n 's/^dtoverlay=pwm-2chan,//p' "$CONFIG" | tail -1)
+SPEED=$(sed -n 's/^dtparam=i2c_arm_baudrate=//p' "$CONFIG" | tail -1)
+[ -n "$PWM" ] && [ -n "$SPEED" ] || { echo "firmware.sh: no installer lines in $CONFIG" >&2; exit 1; }
+sed -i "s/^dtoverlay=cityunit.*/dtoverlay=cityunit,$PWM,i2c_baudrate=$SPEED/" \
+    /etc/default/raspi-firmware-custom
+DEB_MAINT_PARAMS=configure /etc/kernel/postinst.d/z50-raspi-firmware
+grep -qx "dtoverlay=cityunit,$PWM,i2c_baudrate=$SPEED" "$CONFIG"
+
+rm "$SOURCES/cityunit-build.list"
+mv /tmp/sources/sources.list /etc/apt/sources.list 2>/dev/null || true
+mv /tmp/sources/* "$SOURCES"/ 2>/dev/null || true
+rmdir /tmp/sources
+/opt/cityunit/venv/bin/cityunit --version >> /opt/cityunit-image/manifest.txt
+rm -rf /usr/src/cityunit /opt/cityunit-image/wheels /opt/cityunit-image/apt /var/lib/apt/lists/* /root/.cache

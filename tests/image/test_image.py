@@ -1,0 +1,178 @@
+"""A player's first evening with the SD-card image, on QEMU's Pi: the card's cityunit.toml
+edited on a computer, the card in, power on; the unit answers on its console and plays;
+the plug pulled mid-hour and put back; a broken cityunit.toml.
+
+What it proves is what Debian's kernel, systemd and the image's own boot (the read-only
+root, the data partition made on the first boot) make of the firmware; not the Pi's
+GPIO, PWM or timing (QEMU emulates no PWM block, and no display answers on its I2C bus).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from emulated_pi import BOOT_S, Card, EmulatedPi, image_build
+
+from cityunit.client import Client
+
+# The tests' config: the unit's console on the first UART (the image's default has none),
+# a short fixed auction to play to its end.
+CONSOLE = "/dev/ttyAMA0"
+AUCTION_S = 8
+
+
+def tests_config(card: Card) -> bytes:
+    """The card's own cityunit.toml, as a player edits it: three values changed."""
+    text = card.read("cityunit.toml").decode()
+    for old, new in (
+        ('port = ""', f'port = "{CONSOLE}"'),
+        ('mode = "random"', 'mode = "fixed"'),
+        ("fixed_s = 50", f"fixed_s = {AUCTION_S}"),
+    ):
+        assert old in text, f"the image's cityunit.toml has no {old!r}"
+        text = text.replace(old, new, 1)
+    return text.encode()
+
+
+def journal_on_the_uart(card: Card) -> None:
+    """The journal on the kernel's console too (the card's cmdline.txt, as a maker would
+    edit it): the only way out of a Pi with no network and no login."""
+    cmdline = card.read("cmdline.txt").decode().strip()
+    card.write("cmdline.txt", f"{cmdline} systemd.journald.forward_to_console=1\n".encode())
+
+
+def console(pi: EmulatedPi) -> Client:
+    """The unit's console, once it answers: tried again until the boot gets there."""
+    deadline = time.monotonic() + BOOT_S
+    while True:
+        try:
+            return Client.port(f"socket://127.0.0.1:{pi.port}")
+        except Exception:
+            if time.monotonic() > deadline:
+                raise
+            assert pi.process and pi.process.poll() is None, f"QEMU ended: {pi.tail()}"
+
+
+@pytest.fixture(scope="module")
+def unit(card: Card, emulated: EmulatedPi) -> Iterator[Client]:
+    """The card, with the tests' config on it, booted; its console."""
+    card.write("cityunit.toml", tests_config(card))
+    journal_on_the_uart(card)
+    emulated.boot()
+    emulated.wait_for(r"cityunit \S+ running with")
+    running = time.monotonic() - emulated.started
+    client = console(emulated)
+    answered = time.monotonic() - emulated.started
+    print(f"\nplug-in to the unit running: {running:.0f} s; to its console answering:"
+          f" {answered:.0f} s (QEMU raspi3b, software emulation)")  # fmt: skip
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+def test_the_unit_answers_its_console(unit: Client) -> None:
+    assert unit.ok("PROTOCOL").startswith("OK 1.")
+    assert unit.ok("VERSION").startswith("OK ")
+
+
+def test_switch_on_starts_hour_one(unit: Client) -> None:
+    unit.switch(True)
+    state = unit.state()
+    assert (state["power"], state["hour"]) == ("on", 1)
+
+
+def test_an_auction_runs_to_its_end(unit: Client) -> None:
+    unit.press("AUCTION")
+    unit.wait_for("auction.start", within_ms=10_000)
+    end = unit.wait_for("auction.end", within_ms=(AUCTION_S + 10) * 1000)
+    assert end["stopped"] is False
+
+
+def test_the_display_is_tried_and_logged_down(emulated: EmulatedPi, unit: Client) -> None:
+    """QEMU's I2C controller has no SSD1306 on it: the writes are tried, fail, and the unit
+    says so and plays on."""
+    line = emulated.wait_for(r"cityunit.*display", timeout=60)
+    assert "display" in line
+    assert unit.state()["power"] == "on"
+
+
+def test_a_pulled_plug_loses_nothing(emulated: EmulatedPi, unit: Client) -> None:
+    """QEMU killed mid-hour and started again: the same hour goes on, at most the 5 s
+    since the unit's last save behind."""
+    before = unit.state()
+    emulated.cut_power()
+    emulated.boot()
+    after_boot = console(emulated)
+    try:
+        state = after_boot.state()
+        assert state["hour"] == before["hour"]
+        assert state["hour_elapsed_ms"] >= before["hour_elapsed_ms"] - 5_000
+    finally:
+        after_boot.close()
+
+
+def test_a_broken_cityunit_toml_is_refused_and_the_unit_plays_on(
+    card: Card, emulated: EmulatedPi, unit: Client
+) -> None:
+    """A mistake made on the card, from a computer: the unit says so on its screen and
+    plays with the last good file (its console is that file's, so it still answers)."""
+    emulated.cut_power()
+    good = card.read("cityunit.toml")
+    card.write("cityunit.toml", good.replace(b'volume = "high"', b'volume = "loud"'))
+    emulated.boot()
+    client = console(emulated)
+    try:
+        state = client.state()
+        assert state["screen"][:2] == ["CONFIG REFUSED", "sound.volume"]
+        assert state["power"] == "on" and state["hour"] == 1
+    finally:
+        client.close()
+    emulated.wait_for(r"sound\.volume: must be one of")
+    emulated.cut_power()
+    card.write("cityunit.toml", good)
+
+
+def superblock(disk: Path, offset: int) -> dict[str, str]:
+    """An ext4's superblock, read from a disk image at a partition's offset (dumpe2fs)."""
+    out = subprocess.run(
+        ["dumpe2fs", "-h", f"{disk}?offset={offset}"], capture_output=True, text=True,
+        check=True,
+    ).stdout  # fmt: skip
+    return dict(line.split(":", 1) for line in out.splitlines() if ":" in line)
+
+
+def test_the_root_was_never_written(sd_image: Path, card: Card, emulated: EmulatedPi) -> None:
+    """Every boot so far mounted the card's root read-only: its superblock is as built
+    (no mount counted, no write time), while the data partition's counts its mounts."""
+    emulated.cut_power()
+    root = image_build.BOOT[0] + image_build.BOOT[1]
+    built, now = superblock(sd_image, root), superblock(card.path, root)
+    for field in ("Mount count", "Last mount time", "Last write time", "Filesystem state"):
+        assert now[field] == built[field], field
+    data = superblock(card.path, image_build.SIZE)
+    assert int(data["Mount count"]) >= 3
+
+
+def test_a_new_image_flashed_over_keeps_the_game_and_the_settings(
+    sd_image: Path, card: Card, emulated: EmulatedPi
+) -> None:
+    """An update: the image written over the card's first 2 GiB. The data partition
+    beyond is taken back, and the player's cityunit.toml is put back over the default."""
+    ours = card.read("cityunit.toml")
+    Card.flash(sd_image, card.path)
+    assert card.read("cityunit.toml") != ours  # the image's default, as flashed
+    journal_on_the_uart(card)
+    emulated.boot()
+    client = console(emulated)  # the console is our file's: it is back
+    try:
+        state = client.state()
+        assert state["power"] == "on" and state["hour"] == 1
+    finally:
+        client.close()
+    emulated.wait_for("taking back the data partition")
+    assert card.read("cityunit.toml") == ours
