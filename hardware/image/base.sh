@@ -33,9 +33,11 @@ dpkg -i /opt/cityunit-image/apt/python3-lgpio_*.deb >/dev/null
 (cd /opt/cityunit-image/apt && apt-ftparchive packages . > Packages)
 rm -r "$PKG" /tmp/lgpio
 
-# The build tools go: the image has none.
-apt-get purge -y -q --autoremove gcc make libc6-dev python3-dev swig python3-setuptools \
-    python3-wheel apt-utils >/dev/null
+# The build tools go: the image has none. What the installer asks apt for stays (it runs
+# offline in firmware.sh: apt finds it installed), whatever it depends on.
+# shellcheck disable=SC2046 # the names, one word each
+apt-mark -qq manual $(cat /opt/cityunit-image/installer-packages)
+apt-get purge -y -q --autoremove gcc make libc6-dev python3-dev swig apt-utils >/dev/null
 
 echo cityunit > /etc/hostname
 printf '127.0.1.1\tcityunit\n' >> /etc/hosts

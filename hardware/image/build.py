@@ -41,15 +41,24 @@ MIRRORS = (
     f"deb http://deb.debian.org/debian {SUITE}-updates main non-free-firmware",
     f"deb http://deb.debian.org/debian-security {SUITE}-security main non-free-firmware",
 )
-# What the unit and its boot need, the installer's packages (so its apt step finds them
-# there offline), the Wi-Fi a first-boot file may ask for, and what builds lgpio (gone
-# again at the end of base.sh).
+
+
+def installer_packages() -> tuple[str, ...]:
+    """What systemd/install.py asks apt for, less python3-lgpio (base.sh makes it)."""
+    found = re.search(r"^APT = \((.*?)\)", (ROOT / "systemd/install.py").read_text(), re.M | re.S)
+    assert found, "systemd/install.py has no APT = (...) line"
+    return tuple(name for name in re.findall(r'"([^"]+)"', found[1]) if name != "python3-lgpio")
+
+
+# What the unit and its boot need, the installer's packages (so that its apt step finds
+# them installed, offline), the Wi-Fi a first-boot file may ask for, and what builds
+# lgpio (gone again at the end of base.sh).
+INSTALLER_PACKAGES = installer_packages()
 PACKAGES = (
     "linux-image-arm64", "raspi-firmware", "firmware-brcm80211", "systemd-sysv", "udev",
     "dbus", "kmod", "initramfs-tools", "e2fsprogs", "fdisk", "wpasupplicant",
-    "openssh-server", "python3", "python3-venv", "python3-pip", "i2c-tools", "polkitd",
-    "python3-dev", "python3-setuptools", "python3-wheel", "swig", "gcc", "make",
-    "libc6-dev", "apt-utils",
+    "openssh-server", "python3", *INSTALLER_PACKAGES, "python3-dev", "python3-setuptools",
+    "python3-wheel", "swig", "gcc", "make", "libc6-dev", "apt-utils",
 )  # fmt: skip
 MIB = 1 << 20
 BINFMT = Path("/proc/sys/fs/binfmt_misc")
@@ -211,6 +220,7 @@ def base(log: Log) -> Path:
         pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q", "download"]
         log.run(*pip, "-d", sources, "--no-binary=:all:", "--no-deps",
                 *_pyproject()["optional-dependencies"]["pi"])  # fmt: skip
+        (tree / "opt/cityunit-image/installer-packages").write_text(" ".join(INSTALLER_PACKAGES))
         run_in(tree, HERE / "base.sh", log)
         return tree
 
@@ -225,19 +235,19 @@ def run_in(tree: Path, script: Path, log: Log) -> None:
 
 @contextlib.contextmanager
 def chroot(tree: Path) -> Iterator[None]:
-    """The tree with /proc, /sys and /dev in it, for programs run in it (qemu-user)."""
+    """The tree with /proc, /sys and /dev (and /dev/pts) in it, for programs run in it."""
     mounted: list[Path] = []
     try:
         for kind, where in (("proc", "proc"), ("sysfs", "sys"), ("bind", "dev")):
             target = tree / where
             target.mkdir(exist_ok=True)
-            source = ["--bind", "/dev"] if kind == "bind" else ["-t", kind, kind]
+            source = ["--rbind", "/dev"] if kind == "bind" else ["-t", kind, kind]
             subprocess.run(["mount", *source, str(target)], check=True)
             mounted.append(target)
         yield
     finally:
         for target in reversed(mounted):
-            subprocess.run(["umount", "--lazy", str(target)], check=False)
+            subprocess.run(["umount", "--recursive", "--lazy", str(target)], check=False)
 
 
 def image(log: Log) -> Path:

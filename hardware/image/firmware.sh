@@ -5,6 +5,8 @@
 # the boot partition, and the installer's config.txt lines in Debian's form.
 set -eu
 export DEBIAN_FRONTEND=noninteractive
+# systemctl as in a chroot (no systemd runs here): enable works, reload and restart wait.
+export SYSTEMD_OFFLINE=1
 SOURCES=/etc/apt/sources.list.d
 mkdir -p /tmp/sources && mv "$SOURCES"/* /tmp/sources/ 2>/dev/null || true
 mv /etc/apt/sources.list /tmp/sources/sources.list 2>/dev/null || true

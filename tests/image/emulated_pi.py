@@ -127,15 +127,25 @@ def defaults(dtbo: Path, params: list[str]) -> None:
     value the overlay has already (the image's are), or this stand-in cannot boot it."""
     source = subprocess.run([*tool("dtc"), "-q", "-I", "dtb", "-O", "dts", str(dtbo)],
                             check=True, capture_output=True, text=True).stdout  # fmt: skip
+    overrides = source[source.index("__overrides__ {") :]
     for param in params:
         name, _, value = param.partition("=")
-        target = re.search(rf'\b{re.escape(name)} = <(0x[0-9a-f]+)> "([^":]+):(\d+)"', source)
-        assert target, f"{dtbo.name} has no parameter {name}"
-        phandle, prop, offset = target.groups()
-        node = source[: source.index(f"phandle = <{phandle}>")]
-        cells = re.findall(rf"{re.escape(prop)} = <([^>]*)>", node)[-1].split()
-        have = int(cells[int(offset) // 4], 16)
+        found = re.search(rf"\b{re.escape(name)} = ([<\[][^;]*)[>\]];", overrides)
+        assert found, f"{dtbo.name} has no parameter {name}"
+        raw = _bytes(found[1] + ">")
+        phandle, target = int.from_bytes(raw[:4], "big"), raw[4:].split(b"\0")[0].decode()
+        prop, _, offset = target.partition(":")
+        node = source[: source.index(f"phandle = <{phandle:#04x}>")]
+        cells = _bytes(re.findall(rf"\b{re.escape(prop)} = (<[^;]*)>;", node)[-1] + ">")
+        have = int.from_bytes(cells[int(offset) : int(offset) + 4], "big")
         assert have == int(value, 0), f"{dtbo.name}: {name}={value}, the stand-in has {have}"
+
+
+def _bytes(value: str) -> bytes:
+    """A property's value as dtc writes it: <cells> or [bytes]."""
+    if value.startswith("<"):
+        return b"".join(int(c, 16).to_bytes(4, "big") for c in value.strip("<>").split())
+    return bytes.fromhex(value.strip("[]>").replace(" ", ""))
 
 
 class EmulatedPi:
