@@ -7,8 +7,10 @@ import os
 import time
 from pathlib import Path
 
+import pytest
+
 from cityunit import fallback
-from cityunit.config import ConfigError, load
+from cityunit.config import ConfigError, load, load_raw
 from cityunit.gestures import Button
 from cityunit.notice import NOTICE_MS
 from cityunit.rules import Rules
@@ -20,14 +22,12 @@ GOOD = '[display]\ndriver = "none"\n[game]\nlanguage = "fr"\n'
 BAD = '[display]\ndriver = "none"\n[auction]\nmin_s = 5000\nfixed_s = "x"\n'
 
 
-def mistakes(tmp_path: Path, text: str) -> list[str]:
+def refused(tmp_path: Path, text: str | bytes) -> tuple[ConfigError, str]:
     path = tmp_path / "bad.toml"
-    path.write_text(text)
-    try:
+    path.write_bytes(text.encode() if isinstance(text, str) else text)
+    with pytest.raises(ConfigError) as e:
         load(path)
-    except ConfigError as e:
-        return e.lines
-    raise AssertionError("the file was good")
+    return e.value, str(path)
 
 
 def test_a_good_file_is_kept_once_and_played_when_a_later_one_is_refused(
@@ -37,14 +37,15 @@ def test_a_good_file_is_kept_once_and_played_when_a_later_one_is_refused(
     good.write_text(GOOD)
     state = tmp_path / "state"
     state.mkdir()
-    fallback.keep(load(good), good, state)
+    _, raw = load_raw(good)
+    fallback.keep(raw, state)
     copy = state / fallback.COPY
     assert copy.read_text() == GOOD
     written = copy.stat().st_mtime_ns, copy.stat().st_ino
-    fallback.keep(load(good), good, state)  # the same bytes: no write at each boot
+    fallback.keep(raw, state)  # the same bytes: no write at each boot
     assert (copy.stat().st_mtime_ns, copy.stat().st_ino) == written
 
-    config, screen = fallback.instead(mistakes(tmp_path, BAD), state)
+    config, screen = fallback.instead(*refused(tmp_path, BAD), state)
     assert config.rules.language == "fr"
     assert screen == RefusedScreen("auction.min_s", 1, last_good=True)
     assert screen.lines("en") == [
@@ -53,21 +54,49 @@ def test_a_good_file_is_kept_once_and_played_when_a_later_one_is_refused(
 
 
 def test_with_no_good_file_kept_the_defaults_play(tmp_path: Path) -> None:
-    config, screen = fallback.instead(mistakes(tmp_path, BAD), tmp_path)
+    config, screen = fallback.instead(*refused(tmp_path, BAD), tmp_path)
     assert config.rules == Rules()
     assert not screen.last_good
-    config, screen = fallback.instead(mistakes(tmp_path, BAD), None)
+    config, screen = fallback.instead(*refused(tmp_path, BAD), None)
     assert config.rules == Rules() and not screen.last_good
 
 
-def test_where_names_the_key_or_the_line(tmp_path: Path) -> None:
-    assert fallback.where(mistakes(tmp_path, "[game\n")[0]) == "line 1"
-    assert fallback.where(mistakes(tmp_path, "[nope]\n")[0]) == "nope"
-    (tmp_path / "bad.toml").write_bytes(b"\xff")
-    try:
-        load(tmp_path / "bad.toml")
-    except ConfigError as e:
-        assert fallback.where(e.lines[0]) == "not UTF-8 text (byte…"
+def test_a_planted_copy_is_neither_read_nor_played(tmp_path: Path) -> None:
+    """The copy is the unit's own file: a link or a FIFO in its place is refused (a FIFO
+    would hang the boot), and the next good file replaces it."""
+    elsewhere = tmp_path / "elsewhere.toml"
+    elsewhere.write_text(GOOD)
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / fallback.COPY).symlink_to(elsewhere)
+    config, screen = fallback.instead(*refused(tmp_path, BAD), state)
+    assert config.rules == Rules() and not screen.last_good
+    (state / fallback.COPY).unlink()
+    os.mkfifo(state / fallback.COPY)
+    config, _ = fallback.instead(*refused(tmp_path, BAD), state)
+    assert config.rules == Rules()
+    fallback.keep(GOOD.encode(), state)  # replaced by a regular file
+    assert (state / fallback.COPY).read_text() == GOOD
+
+
+def test_every_mistake_is_counted_past_the_lines_shown(tmp_path: Path) -> None:
+    text = "[game]\n" + "".join(f"k{i} = 1\n" for i in range(30))
+    error, source = refused(tmp_path, text)
+    _, screen = fallback.instead(error, source, None)
+    assert screen.more == 29
+
+
+def test_where_names_the_key_or_the_line_in_each_language(tmp_path: Path) -> None:
+    error, source = refused(tmp_path, "[game\n")
+    _, screen = fallback.instead(error, source, None)
+    assert screen.lines("en")[1] == "line 1" and screen.lines("fr")[1] == "ligne 1"
+    assert fallback.where(refused(tmp_path, "[nope]\n")[0].lines[0], source) == ("nope", None)
+    error, source = refused(tmp_path, b"\xff")
+    assert fallback.where(error.lines[0], source) == ("not UTF-8 text…", None)
+    odd = tmp_path / "my: dir"  # a path holding ": " itself
+    odd.mkdir()
+    error, source = refused(odd, "[game]\nlanguage = 3\n")
+    assert fallback.where(error.lines[0], source) == ("game.language", None)
 
 
 def test_a_notice_shows_until_its_time_or_a_press() -> None:
@@ -91,6 +120,7 @@ def test_the_service_plays_on_with_a_refused_file_and_says_so(tmp_path: Path) ->
     head = f'[console]\nport = "{unit_end}"\n'
     config.write_text(head + GOOD)
     state = tmp_path / "state"
+    state.mkdir()  # systemd makes the StateDirectory
     first = run_unit(config, "--or-last-good", STATE_DIRECTORY=str(state))
     first.terminate()
     assert first.finish() == 0
@@ -119,3 +149,23 @@ def test_the_service_plays_on_with_a_refused_file_and_says_so(tmp_path: Path) ->
         assert unit.finish() == 0
     assert any("auction.min_s: must be" in line for line in unit.log)
     assert any("plays with its last good copy" in line for line in unit.log)
+
+
+def test_off_after_a_refused_start_silences_the_pins_the_unit_played_with(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ExecStopPost's `--off --or-last-good`: the last good copy's pins, as the unit
+    played them, not what can be read of the refused file."""
+    from cityunit import board, service
+
+    state = tmp_path / "state"
+    state.mkdir()
+    fallback.keep(b"[pins]\nled = 12\n", state)
+    bad = tmp_path / "config.toml"
+    bad.write_text("[pins]\nled = 19\n[game]\nlanguage = 3\n")
+    monkeypatch.setenv("STATE_DIRECTORY", str(state))
+    seen = []
+    monkeypatch.setattr(board, "leave_off", lambda config, *_: seen.append(config.pins.led))
+    service._leave_off(bad, or_last_good=True)
+    service._leave_off(bad, or_last_good=False)
+    assert seen == [12, 19]

@@ -157,7 +157,7 @@ def test_the_service_is_hardened_as_asked() -> None:
         "RestrictAddressFamilies=AF_UNIX", "CapabilityBoundingSet=", "PrivateNetwork=yes",
         "IPAddressDeny=any", "ProtectProc=invisible", "SystemCallFilter=@system-service",
         "SystemCallFilter=~@privileged", "SystemCallErrorNumber=EPERM", "UMask=0077",
-        "ExecStopPost=-/opt/cityunit/venv/bin/cityunit run --config /etc/cityunit/config.toml --off",
+        "ExecStopPost=-/opt/cityunit/venv/bin/cityunit run --config /etc/cityunit/config.toml --off --or-last-good",
     ):  # fmt: skip
         assert line in lines, line
     # These would break it: no /dev/gpiochip*, no /proc/device-tree, no device groups.

@@ -35,8 +35,9 @@ def _add_run(sub: Commands) -> None:
     run.add_argument("--seed", type=int, help="seed the random source (auction lengths, permits)")
     run.add_argument(
         "--or-last-good", action="store_true",
-        help="a config with mistakes: play with the last good one (kept in the state"
-        " directory) or the defaults, the first mistake on the screen (the service's way)",
+        help="a config with mistakes: play with the last good one (kept in systemd's"
+        " StateDirectory) or the defaults, the first mistake on the screen (the service's"
+        " way); with --off, the pins of the config the unit played with",
     )  # fmt: skip
     run.add_argument(
         "--off", action="store_true",

@@ -115,11 +115,13 @@ def _name(key: str) -> str:
 
 
 class ConfigError(Exception):
-    """One or more mistakes, each a full line: 'FILE: KEY: REASON'."""
+    """One or more mistakes, each a full line: 'FILE: KEY: REASON' (at most MAX_ERRORS
+    of them, then one counting the rest); `count` is how many there are in all."""
 
-    def __init__(self, lines: list[str]) -> None:
+    def __init__(self, lines: list[str], count: int | None = None) -> None:
         super().__init__("\n".join(lines))
         self.lines = lines
+        self.count = len(lines) if count is None else count
 
 
 def _fields() -> dict[str, tuple[str, dataclasses.Field[Any], Any]]:
@@ -195,7 +197,7 @@ def parse(data: dict[str, Any], source: str) -> Config:
         lines = [f"{source}: {e}" for e in errors[:MAX_ERRORS]]
         if len(errors) > MAX_ERRORS:
             lines.append(f"{source}: ... and {len(errors) - MAX_ERRORS:,} more mistakes")
-        raise ConfigError(lines)
+        raise ConfigError(lines, len(errors))
     return config
 
 
@@ -313,6 +315,20 @@ def load(path: Path | None) -> Config:
     """The config at `path`; with None, /etc/cityunit/config.toml if present, else defaults."""
     path = file_to_read(path)
     return Config() if path is None else parse(_data(path), str(path))
+
+
+def load_raw(path: Path | None, follow: bool = True) -> tuple[Config, bytes | None]:
+    """As `load`, with the bytes it read and checked (None: the defaults), so that a copy
+    is of exactly what was found good. `follow` false: a symbolic link is refused."""
+    path = file_to_read(path)
+    if path is None:
+        return Config(), None
+    try:
+        raw = files.read(path, MAX_BYTES, follow=follow)
+        data = files.toml_of(raw)
+    except files.Refused as e:
+        raise ConfigError([f"{path}: {e}"]) from None
+    return parse(data, str(path)), raw
 
 
 def file_to_read(path: Path | None) -> Path | None:

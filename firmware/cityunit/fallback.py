@@ -1,7 +1,7 @@
 """The config's last good copy, for a unit that must play whatever its card says
 (`cityunit run --or-last-good`, as the service runs it): a file with mistakes is refused,
 each mistake logged and the first on the screen, and the unit plays with the last file
-that was good, kept beside the game, else with the defaults."""
+that was good, kept in systemd's StateDirectory, else with the defaults."""
 
 from __future__ import annotations
 
@@ -12,58 +12,61 @@ import textwrap
 from pathlib import Path
 
 from cityunit import files, store
-from cityunit.config import MAX_BYTES, Config, ConfigError, load
+from cityunit.config import MAX_BYTES, Config, ConfigError, load_raw
 from cityunit.screens import RefusedScreen
 
 log = logging.getLogger("cityunit")
 COPY = "config.last-good.toml"
-WIDTH = 21  # characters a line of the screen holds
+SHORT = 20  # characters of a reason shown on the screen's line (the renderer fits them)
 
 
-def keep(config: Config, path: Path | None, state_dir: Path | None) -> None:
-    """A good file's bytes kept in `state_dir` (written only when they changed: no write
-    at each boot), unless the copy would not read back as good."""
-    if path is None or state_dir is None:
+def keep(raw: bytes | None, state_dir: Path | None) -> None:
+    """The bytes of a file found good kept in `state_dir`, written only when they differ
+    from the copy there (no write at each boot); a copy that is not a regular file, a
+    planted link say, is replaced."""
+    if raw is None or state_dir is None:
         return
     copy = state_dir / COPY
+    with contextlib.suppress(files.Refused):
+        if files.read(copy, MAX_BYTES, follow=False) == raw:
+            return
     try:
-        raw = files.read(path, MAX_BYTES)
-        with contextlib.suppress(OSError):
-            if copy.read_bytes() == raw:
-                return
+        with contextlib.suppress(FileNotFoundError):
+            if copy.is_symlink() or not copy.is_file():
+                copy.unlink()
         store.save_atomic(copy, raw)
-        load(copy)  # the file changed between its read and this one: not kept
-    except (OSError, files.Refused, ConfigError) as e:
-        log.warning("config's last good copy not kept in %s: %s", state_dir, e)
-        with contextlib.suppress(OSError):
-            copy.unlink()
+    except OSError as e:
+        log.warning("config's last good copy not kept in %s: %s", state_dir, e.strerror or e)
 
 
-def instead(mistakes: list[str], state_dir: Path | None) -> tuple[Config, RefusedScreen]:
-    """What the unit plays with when its file is refused, and the screen that says so."""
+def instead(
+    error: ConfigError, source: str, state_dir: Path | None
+) -> tuple[Config, RefusedScreen]:
+    """What the unit plays with when the file `source` is refused, and the screen that
+    says so."""
     config = None
-    copy = None if state_dir is None else state_dir / COPY
-    if copy is not None and copy.exists():
+    if state_dir is not None:
         try:
-            config = load(copy)
-        except ConfigError as e:  # kept by another version of the firmware
-            log.error("the config's last good copy is refused too: %s", " | ".join(e.lines))
+            config, _ = load_raw(state_dir / COPY, follow=False)
+        except ConfigError as e:  # none, or one this firmware refuses (older, or planted)
+            if not any("No such file" in line for line in e.lines):
+                log.error("the config's last good copy is refused too: %s", " | ".join(e.lines))
     log.error(
         "config refused; the unit plays with %s",
         "its last good copy" if config else "the built-in defaults",
     )
-    first = mistakes[0] if mistakes else "?"
-    more = max(0, len(mistakes) - 1)
-    return config or Config(), RefusedScreen(where(first), more, config is not None)
+    key, line = where(error.lines[0], source)
+    return config or Config(), RefusedScreen(key, error.count - 1, config is not None, line)
 
 
-def where(mistake: str) -> str:
-    """Where a mistake is, in a few words: its key, or its line in the file."""
+def where(mistake: str, source: str) -> tuple[str, int | None]:
+    """Where a mistake of the file `source` is: its key, or its line in the file (then
+    the key is ""), or, for a file refused whole, the reason, cut short."""
     line = re.search(r"\(at line (\d+)", mistake)
     if line:
-        return f"line {line[1]}"
-    parts = mistake.split(": ")
-    key = parts[1] if len(parts) > 2 else ""
-    if re.fullmatch(r"[\w.\-]+", key):
-        return key
-    return textwrap.shorten(parts[-1], WIDTH, placeholder="…")
+        return "", int(line[1])
+    said = mistake.removeprefix(f"{source}: ")
+    key, _, _ = said.partition(": ")
+    if re.fullmatch(r"[\w.\-]+", key) and key != said:
+        return key, None
+    return textwrap.shorten(said, SHORT, placeholder="…"), None

@@ -85,7 +85,12 @@ def text(raw: bytes) -> str:
 def toml(path: Path, limit: int) -> dict[str, Any]:
     """The TOML tables of a file read as `read` and `text` read it, refused also where
     they would not parse, nest past MAX_DEPTH, or take time in the square of a key."""
-    source = text(read(path, limit))
+    return toml_of(read(path, limit))
+
+
+def toml_of(raw: bytes) -> dict[str, Any]:
+    """The TOML tables of bytes already read, refused as `toml` refuses a file's."""
+    source = text(raw)
     data: dict[str, Any] | None = None  # None: deeper than tomllib's recursion goes
     try:
         data = None if DOTTED_KEY.search(source) else tomllib.loads(source)

@@ -45,6 +45,7 @@ TEXT = {
         "hint": "BUILD next · AUCTION change",
         "refused": "CONFIG REFUSED",
         "more": "and {n} more",
+        "line": "line {n}",
         "last_good": "last good settings",
         "defaults": "default settings",
     },
@@ -80,6 +81,7 @@ TEXT = {
         "hint": "CONSTR. suiv. · ENCH. modif.",
         "refused": "CONFIG REFUSÉE",
         "more": "et {n} de plus",
+        "line": "ligne {n}",
         "last_good": "derniers bons réglages",
         "defaults": "réglages d'usine",
     },
@@ -254,11 +256,13 @@ class RefusedScreen:
     mistake is, and what the unit plays with instead. The reasons in full are in the
     journal and `cityunit run --check`'s."""
 
-    where: str  # the first mistake's key (`auction.min_s`), or its line in the file
+    where: str  # the first mistake's key (`auction.min_s`), or a file's reason, cut short
     more: int  # how many other mistakes
     last_good: bool  # playing with the last file that was good; False: the defaults
+    line: int | None = None  # or the first mistake's line in the file (TOML's syntax)
 
     def lines(self, lang: str) -> list[str]:
         t = TEXT[lang]
+        where = self.where if self.line is None else t["line"].format(n=self.line)
         more = t["more"].format(n=self.more) if self.more else ""
-        return [t["refused"], self.where, more, t["last_good" if self.last_good else "defaults"]]
+        return [t["refused"], where, more, t["last_good" if self.last_good else "defaults"]]

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
+import os
 import sys
 import warnings
 from pathlib import Path
@@ -32,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     clock = MonotonicClock()
     with serving(clock, args.early) as inbox, reload_on_hangup(inbox):
         if args.off:
-            return _leave_off(args.config)
+            return _leave_off(args.config, args.or_last_good)
         refused: Screen | None = None
         if args.or_last_good and not args.check:
             config: Config | None
@@ -48,31 +50,43 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _config_or_last_good(path: Path | None) -> tuple[Config, Screen | None]:
-    """The config, kept as the last good one; or, with mistakes (each printed), the last
-    good one or the defaults, and the screen that says so. Kept in the service's
+    """The config, its bytes kept as the last good ones; or, with mistakes (each printed),
+    the last good one or the defaults, and the screen that says so. Kept in systemd's
     StateDirectory, whatever state.dir the file names (a refused file names none)."""
     from cityunit import fallback
-    from cityunit.config import Config, ConfigError, file_to_read, load
+    from cityunit.config import ConfigError, file_to_read, load_raw
 
-    kept = state_dir(Config())
+    kept = _systemd_state_dir()
     try:
-        config = load(path)
+        config, raw = load_raw(path)
     except ConfigError as e:
         for line in e.lines:
             print(line, file=sys.stderr)
-        return fallback.instead(e.lines, kept)
-    fallback.keep(config, file_to_read(path), kept)
+        return fallback.instead(e, str(file_to_read(path)), kept)
+    fallback.keep(raw, kept)
     return config, None
 
 
-def _leave_off(path: Path | None) -> int:
+def _systemd_state_dir() -> Path | None:
+    state = os.environ.get("STATE_DIRECTORY", "").split(":")[0]
+    return Path(state) if state else None
+
+
+def _leave_off(path: Path | None, or_last_good: bool) -> int:
     """The service's last safety net (its ExecStopPost): a config with mistakes still
-    gives the pins it can."""
+    gives the pins it can; with --or-last-good, the pins of the config the unit played
+    with (its last good copy) where the file is refused."""
     from cityunit.board import leave_off
-    from cityunit.config import salvage
+    from cityunit.config import Config, ConfigError, load_raw, salvage
+    from cityunit.fallback import COPY
     from cityunit.parts import pin_factory, pwm_root
 
+    kept = _systemd_state_dir()
     config, mistakes = salvage(path)
+    if mistakes and or_last_good:  # as fallback.instead chose: the copy, else the defaults
+        config, mistakes = Config(), []
+        with contextlib.suppress(ConfigError):
+            config = Config() if kept is None else load_raw(kept / COPY, follow=False)[0]
     for line in mistakes:
         print(line, file=sys.stderr)
     if mistakes:
