@@ -15,7 +15,7 @@ echo 'deb [trusted=yes] file:/opt/cityunit-image/apt ./' > "$SOURCES/cityunit-bu
 # The devices' groups, as Raspberry Pi OS has them (rules.d/99-cityunit.rules), and the
 # image's own services (rootfs/): the data partition, the settings on the card.
 for group in gpio i2c spi; do groupadd --system --force "$group"; done
-systemctl enable -q cityunit-data.service cityunit-card.service
+systemctl enable -q cityunit-card.service
 
 PIP_NO_INDEX=1 PIP_FIND_LINKS=/opt/cityunit-image/wheels python3 /usr/src/cityunit/systemd/install.py
 
