@@ -37,6 +37,7 @@ import build as image_build  # noqa: E402
 QEMU_PACKAGES = ("qemu-system-arm", "qemu-utils", "device-tree-compiler")
 CARD_SIZE = 4 << 30  # QEMU's SD card must be a power of 2: the image, and room after it
 BOARD = "bcm2837-rpi-zero-2-w.dtb"
+REVISION = "902120"  # a Pi Zero 2 W 1.0 (Sony UK, 512 MB), as its firmware says
 BOOT_S = 900  # to the unit's console: ~2-4 min here; generous for a busy machine
 
 
@@ -117,6 +118,11 @@ def firmware(card: Card, into: Path) -> list[str]:
     tree = into / "board.dtb"
     subprocess.run([*tool("fdtoverlay"), "-i", str(into / BOARD), "-o", str(tree),
                     *map(str, overlays), str(board)], check=True)  # fmt: skip
+    # What the firmware adds to every tree: the board's revision code (a Pi Zero 2 W's,
+    # which gpiozero reads to know the header), and its serial number.
+    for command in (["-c", "/system"], ["-t", "x", "/system", "linux,revision", REVISION],
+                    ["-t", "x", "/system", "linux,serial", "0", "0xc17e0001"]):  # fmt: skip
+        subprocess.run([*tool("fdtput"), str(tree), *command], check=True)
     cmdline = card.read("cmdline.txt").decode().strip()
     return ["-kernel", str(into / kernel[1]), "-initrd", str(into / initrd[1]),
             "-dtb", str(tree), "-append", cmdline]  # fmt: skip
