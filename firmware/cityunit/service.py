@@ -5,14 +5,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
-import os
 import sys
 import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cityunit import __version__
-from cityunit.startup import read_config, serving, state_dir
+from cityunit.startup import read_config, serving, state_dir, systemd_state_dir
 
 if TYPE_CHECKING:
     from cityunit.board import Board
@@ -56,7 +55,7 @@ def _config_or_last_good(path: Path | None) -> tuple[Config, Screen | None]:
     from cityunit import fallback
     from cityunit.config import ConfigError, file_to_read, load_raw
 
-    kept = _systemd_state_dir()
+    kept = systemd_state_dir()
     try:
         config, raw = load_raw(path)
     except ConfigError as e:
@@ -65,11 +64,6 @@ def _config_or_last_good(path: Path | None) -> tuple[Config, Screen | None]:
         return fallback.instead(e, str(file_to_read(path)), kept)
     fallback.keep(raw, kept)
     return config, None
-
-
-def _systemd_state_dir() -> Path | None:
-    state = os.environ.get("STATE_DIRECTORY", "").split(":")[0]
-    return Path(state) if state else None
 
 
 def _leave_off(path: Path | None, or_last_good: bool) -> int:
@@ -81,7 +75,7 @@ def _leave_off(path: Path | None, or_last_good: bool) -> int:
     from cityunit.fallback import COPY
     from cityunit.parts import pin_factory, pwm_root
 
-    kept = _systemd_state_dir()
+    kept = systemd_state_dir()
     config, mistakes = salvage(path)
     if mistakes and or_last_good:  # as fallback.instead chose: the copy, else the defaults
         config, mistakes = Config(), []

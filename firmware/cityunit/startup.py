@@ -46,9 +46,15 @@ def serving(clock: Clock, early: list[int], also: tuple[int, ...] = ()) -> Itera
         yield inbox
 
 
+def systemd_state_dir() -> Path | None:
+    """The service's StateDirectory, as systemd hands it over (None: not run by it)."""
+    state = os.environ.get("STATE_DIRECTORY", "").split(":")[0]
+    return Path(state) if state else None
+
+
 def state_dir(config: Config) -> Path | None:
     """Where the game is kept: the config's, else systemd's StateDirectory; made if missing."""
-    state = config.system.state_dir or os.environ.get("STATE_DIRECTORY", "").split(":")[0]
+    state = config.system.state_dir or str(systemd_state_dir() or "")
     if not state:
         log.info("no state directory (state.dir, or the service's): a restart starts afresh")
         return None
