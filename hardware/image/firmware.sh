@@ -13,9 +13,13 @@ mv /etc/apt/sources.list /tmp/sources/sources.list 2>/dev/null || true
 echo 'deb [trusted=yes] file:/opt/cityunit-image/apt ./' > "$SOURCES/cityunit-build.list"
 
 # The devices' groups, as Raspberry Pi OS has them (rules.d/99-cityunit.rules), and the
-# image's own services (rootfs/): the data partition, the settings on the card.
+# image's own services (rootfs/): the data partition, the settings on the card. The host
+# keys that installing SSH made go (every card would share them): cityunit-sysconf makes
+# the card's own, when asked.
 for group in gpio i2c spi; do groupadd --system --force "$group"; done
-systemctl enable -q cityunit-card.service
+systemctl enable -q cityunit-card.service cityunit-sysconf.service
+systemctl mask -q sshd-keygen.service
+rm -f /etc/ssh/ssh_host_*
 
 PIP_NO_INDEX=1 PIP_FIND_LINKS=/opt/cityunit-image/wheels python3 /usr/src/cityunit/systemd/install.py
 
@@ -46,3 +50,9 @@ mv /tmp/sources/* "$SOURCES"/ 2>/dev/null || true
 rmdir /tmp/sources
 /opt/cityunit/venv/bin/cityunit --version >> /opt/cityunit-image/manifest.txt
 rm -rf /usr/src/cityunit /opt/cityunit-image/wheels /opt/cityunit-image/apt /var/lib/apt/lists/* /root/.cache
+
+# The system as built is up to date: without these stamps (each boot's layer in RAM would
+# start without them) systemd would run ldconfig, sysusers and the like at every boot.
+for dir in /etc /var; do
+	printf 'TIMESTAMP_NSEC=%s\n' "$(stat -c %.9Y /usr | tr -d .)" > "$dir/.updated"
+done

@@ -81,6 +81,12 @@ class Card:
             f.truncate(max(CARD_SIZE, os.fstat(f.fileno()).st_size))
         return cls(path)
 
+    def written_ns(self) -> int:
+        """When the Pi last wrote to its card: QEMU writes the guest's sectors to the file
+        as they come. (Its block statistics are no witness: its SD card model counts no
+        writes, so they stay 0 whatever the Pi does.)"""
+        return os.stat(self.path).st_mtime_ns
+
     def read(self, name: str) -> bytes:
         return subprocess.run(
             ["mcopy", "-n", "-i", self.fat, f"::{name}", "-"], env=self.env, check=True,

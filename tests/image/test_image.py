@@ -1,9 +1,7 @@
-"""Not collected yet (issue 25, in progress): the SD-card image tier joins the suite as
-test_image.py once it passes end to end here.
-
-A player's first evening with the SD-card image, on QEMU's Pi: the card's cityunit.toml
-edited on a computer, the card in, power on; the unit answers on its console and plays;
-the plug pulled mid-hour and put back; a broken cityunit.toml.
+"""A player's first evening with the SD-card image, on QEMU's Pi: the card's cityunit.toml
+and sysconf.txt edited on a computer, the card in, power on; the unit answers on its
+console and plays, and leaves the card alone when switched off; the plug pulled mid-hour
+and put back; a broken cityunit.toml; a new image flashed over the card.
 
 What it proves is what Debian's kernel, systemd and the image's own boot (the read-only
 root, the data partition made on the first boot) make of the firmware; not the Pi's
@@ -12,6 +10,7 @@ GPIO, PWM or timing (QEMU emulates no PWM block, and no display answers on its I
 
 from __future__ import annotations
 
+import re
 import subprocess
 import time
 from collections.abc import Iterator
@@ -20,6 +19,7 @@ from pathlib import Path
 import pytest
 from emulated_pi import BOOT_S, Card, EmulatedPi, image_build
 
+import cityunit
 from cityunit.client import Client
 
 # The tests' config: the unit's console on the first UART (the image's default has none),
@@ -28,7 +28,7 @@ CONSOLE = "/dev/ttyAMA0"
 AUCTION_S = 8
 
 
-def tests_config(card: Card) -> bytes:
+def players_config(card: Card) -> bytes:
     """The card's own cityunit.toml, as a player edits it: three values changed."""
     text = card.read("cityunit.toml").decode()
     for old, new in (
@@ -39,6 +39,17 @@ def tests_config(card: Card) -> bytes:
         assert old in text, f"the image's cityunit.toml has no {old!r}"
         text = text.replace(old, new, 1)
     return text.encode()
+
+
+# The first-boot settings a player may write in sysconf.txt (the SSH key is made here).
+SSID, PASSPHRASE, HOSTNAME = "Kitchen # 2", "correct horse#battery", "kitchen-unit"
+
+
+def players_sysconf(card: Card, public_key: str) -> bytes:
+    """The card's sysconf.txt with a setting of each kind written under its comments."""
+    settings = (f"hostname = {HOSTNAME}\r\nroot_authorized_key={public_key}\n"
+                f"wifi_ssid={SSID}\nwifi_psk={PASSPHRASE}\nwifi_country=gb\nwifi=on\n")  # fmt: skip
+    return card.read("sysconf.txt") + settings.encode()
 
 
 def journal_on_the_uart(card: Card) -> None:
@@ -61,9 +72,18 @@ def console(pi: EmulatedPi) -> Client:
 
 
 @pytest.fixture(scope="module")
-def unit(card: Card, emulated: EmulatedPi) -> Iterator[Client]:
-    """The card, with the tests' config on it, booted; its console."""
-    card.write("cityunit.toml", tests_config(card))
+def ssh_key(tmp_path_factory: pytest.TempPathFactory) -> str:
+    key = tmp_path_factory.mktemp("ssh") / "id_ed25519"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+    return key.with_suffix(".pub").read_text().strip()
+
+
+@pytest.fixture(scope="module")
+def unit(card: Card, emulated: EmulatedPi, ssh_key: str) -> Iterator[Client]:
+    """The card, with the tests' config and first-boot settings on it, booted; its
+    console."""
+    card.write("cityunit.toml", players_config(card))
+    card.write("sysconf.txt", players_sysconf(card, ssh_key))
     journal_on_the_uart(card)
     emulated.boot()
     emulated.wait_for(r"cityunit \S+ running with")
@@ -79,8 +99,8 @@ def unit(card: Card, emulated: EmulatedPi) -> Iterator[Client]:
 
 
 def test_the_unit_answers_its_console(unit: Client) -> None:
-    assert unit.ok("PROTOCOL").startswith("OK 1.")
-    assert unit.ok("VERSION").startswith("OK ")
+    assert unit.ok("PROTOCOL").startswith("1.")
+    assert unit.ok("VERSION") == cityunit.__version__
 
 
 def test_switch_on_starts_hour_one(unit: Client) -> None:
@@ -108,6 +128,7 @@ def test_a_pulled_plug_loses_nothing(emulated: EmulatedPi, unit: Client) -> None
     """QEMU killed mid-hour and started again: the same hour goes on, at most the 5 s
     since the unit's last save behind."""
     before = unit.state()
+    assert before["hour_elapsed_ms"] > 5_000  # else a new hour would pass for the same
     emulated.cut_power()
     emulated.boot()
     after_boot = console(emulated)
@@ -117,6 +138,38 @@ def test_a_pulled_plug_loses_nothing(emulated: EmulatedPi, unit: Client) -> None
         assert state["hour_elapsed_ms"] >= before["hour_elapsed_ms"] - 5_000
     finally:
         after_boot.close()
+
+
+def data_file(card: Card, name: str) -> str:
+    """A file of the card's data partition (debugfs: read as any Linux computer could)."""
+    return subprocess.run(
+        ["debugfs", "-R", f"cat {name}", f"{card.path}?offset={image_build.SIZE}"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+
+
+def test_the_first_boot_settings_are_kept_and_their_secret_leaves_the_card(
+    card: Card, emulated: EmulatedPi, ssh_key: str
+) -> None:
+    """sysconf.txt was read on the first boot: on this one (after the pulled plug) its
+    settings come from the data partition; the file on the FAT holds no passphrase."""
+    emulated.wait_for(f"cityunit-sysconf: hostname {HOSTNAME}")
+    emulated.wait_for(r"cityunit-sysconf: SSH on, for root with 1 key")
+    emulated.wait_for(r"Server listening on")  # sshd, with the card's own host key
+    emulated.wait_for(r"cityunit-sysconf: Wi-Fi on wlan0, for Kitchen # 2")
+    assert "sysconf.txt read" not in emulated.log.read_text(errors="replace")
+    emulated.cut_power()
+    sysconf = card.read("sysconf.txt").decode()
+    assert PASSPHRASE not in sysconf
+    for line in (f"# applied: hostname={HOSTNAME}", f"# applied: root_authorized_key={ssh_key}",
+                 f"# applied: wifi_ssid={SSID}", "# applied: wifi_psk (removed from this file)",
+                 "# refused, no such setting: wifi=on"):  # fmt: skip
+        assert line in sysconf.splitlines()
+    wifi = data_file(card, "/system/wifi.conf")
+    assert PASSPHRASE not in wifi and "country=GB" in wifi
+    assert re.search(r"^\s*psk=[0-9a-f]{64}$", wifi, re.M)
+    assert data_file(card, "/system/authorized_keys").strip() == ssh_key
+    assert "ssh-ed25519" in data_file(card, "/system/ssh_host_ed25519_key.pub")
 
 
 def test_a_broken_cityunit_toml_is_refused_and_the_unit_plays_on(
@@ -165,7 +218,8 @@ def test_a_new_image_flashed_over_keeps_the_game_and_the_settings(
     sd_image: Path, card: Card, emulated: EmulatedPi
 ) -> None:
     """An update: the image written over the card's first 2 GiB. The data partition
-    beyond is taken back, and the player's cityunit.toml is put back over the default."""
+    beyond is taken back, with the first-boot settings it keeps, and the player's
+    cityunit.toml is put back over the default."""
     ours = card.read("cityunit.toml")
     Card.flash(sd_image, card.path)
     assert card.read("cityunit.toml") != ours  # the image's default, as flashed
@@ -178,4 +232,37 @@ def test_a_new_image_flashed_over_keeps_the_game_and_the_settings(
     finally:
         client.close()
     emulated.wait_for("taking back the data partition")
+    emulated.wait_for(f"cityunit-sysconf: hostname {HOSTNAME}")  # the first-boot settings too
     assert card.read("cityunit.toml") == ours
+
+
+def writes_seen(card: Card, seconds: float) -> int:
+    """How many times the card was written to in `seconds`, seen twice a second. The
+    span watched is the measure, not a wait for behaviour."""
+    seen, last = 0, card.written_ns()
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        time.sleep(0.5)
+        now = card.written_ns()
+        seen, last = seen + (now != last), now
+    return seen
+
+
+def test_nothing_is_written_to_the_card_while_the_unit_is_off(
+    card: Card, emulated: EmulatedPi
+) -> None:
+    """Playing, the unit saves every 5 s; switched off, it saves once and then leaves the
+    card alone (the system writes to RAM, the journal too): a card wears by its writes,
+    and a plug pulled mid-write is the one way to hurt it."""
+    client = console(emulated)  # (the card booted by the test above)
+    try:
+        assert client.state()["power"] == "on"
+        playing = writes_seen(card, 20)
+        client.switch(False)
+        time.sleep(10)  # the last save, and ext4's commit of it (every 5 s)
+        idle = writes_seen(card, 30)
+    finally:
+        client.close()
+    print(f"\nwrites to the card seen: {playing} in 20 s of play, {idle} in 30 s switched off")
+    assert playing >= 2  # the witness sees the saves
+    assert idle == 0
