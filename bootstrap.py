@@ -2,8 +2,10 @@
 """Set up this checkout's virtual environment, then launch the simulator or the tests.
 
     python3 bootstrap.py sim [ARGS...]        the simulator (cityunit sim ARGS)
-    python3 bootstrap.py test [ARGS...]       the whole test suite (pytest ARGS): what CI runs;
-                                              -m "not vm" leaves out the virtual Pi (tests/vm)
+    python3 bootstrap.py test                 the whole test suite, what CI runs: the mock suite
+                                              on every core, then the virtual Pi and the card
+    python3 bootstrap.py test ARGS...         pytest ARGS, e.g. -m "not vm" -n auto (the mock
+                                              suite alone, on every core) or -k auction
     python3 bootstrap.py hardware [ARGS...]   hardware/generate.py (the tables, schematic and
                                               wiring picture from pinout.toml; --check)
     python3 bootstrap.py image                the SD-card image, dist/cityunit-*-arm64.img.xz
@@ -20,6 +22,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import venv
 from pathlib import Path
 
@@ -100,6 +103,32 @@ def ensure_tool(program: str) -> None:
           file=sys.stderr)  # fmt: skip
 
 
+# The whole suite in two runs: the mock suite on every core (pytest-xdist), so that its
+# failures are told within its own minutes; then the QEMU tiers, one test after another
+# (each shares one guest, one card), the virtual Pi first, the card last.
+TIERS = (("the mock suite", ["-n", "auto", "-m", "not vm"]),
+         ("the virtual Pi and the card", ["-m", "vm"]))  # fmt: skip
+
+
+def test(python: Path, args: list[str]) -> int:
+    """pytest with `args`; with none, the whole suite tier by tier, and its tally."""
+    pytest = [str(python), "-m", "pytest"]
+    if args:
+        return subprocess.call([*pytest, *args])
+    codes, counts = [], dict.fromkeys(("passed", "failed", "skipped"), 0)
+    for name, selection in TIERS:
+        print(f"bootstrap: {name} (pytest {' '.join(selection)})", file=sys.stderr, flush=True)
+        with tempfile.NamedTemporaryFile("r") as tally:
+            env = {**os.environ, "CITYUNIT_TALLY": tally.name}
+            codes.append(subprocess.call([*pytest, *selection], env=env))
+            for line in tally:
+                what, _, n = line.partition(" ")
+                counts["failed" if what == "error" else what] += int(n)
+    # one closing line for the whole suite, as pytest's says it for one run (errors fail)
+    print("suite: " + ", ".join(f"{n} {what}" for what, n in counts.items()))
+    return next((code for code in codes if code), 0)
+
+
 def main(argv: list[str]) -> int:
     if sys.version_info < (3, 11):  # noqa: UP036 (this file runs on any python3 found)
         sys.exit("cityunit needs Python 3.11 or newer")
@@ -115,7 +144,8 @@ def main(argv: list[str]) -> int:
     if what == "test":
         for program in TOOLS:
             ensure_tool(program)
-        command = [str(python), "-m", "pytest", *rest]
+        os.chdir(ROOT)
+        return test(python, rest)
     elif what == "hardware":
         command = [str(python), str(ROOT / "hardware" / "generate.py"), *rest]
     elif what == "image":

@@ -35,6 +35,53 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+# ----- the tiers: the mock suite first, then the virtual Pi, then the card ---------------
+
+TESTS = Path(__file__).resolve().parent
+# A folder of tests under QEMU: its place in the run, its markers, each test's timeout (s):
+# a boot, an install and a reboot under emulation; the card's first test may build it.
+TIERS = {"vm": (1, ("vm",), 1_500), "image": (2, ("vm", "image"), 3_600)}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for line in (
+        "vm: runs under QEMU (tests/vm, tests/image); deselect with -m 'not vm'",
+        "image: boots the SD-card image under QEMU (tests/image); also marked vm",
+        "trixie: runs on the virtual Pi's Debian trixie guest too, after its bookworm one",
+    ):
+        config.addinivalue_line("markers", line)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """The run's counts, for bootstrap.py's one closing line over its two runs."""
+    if tally := os.environ.get("CITYUNIT_TALLY"):
+        with open(tally, "w") as out:
+            for what in ("passed", "failed", "skipped", "error"):
+                out.write(f"{what} {len(terminalreporter.stats.get(what, ()))}\n")
+
+
+def tier(item: pytest.Item) -> str | None:
+    """The QEMU tier an item is in (its folder under tests/), or None: the mock suite."""
+    folder = Path(str(item.fspath)).relative_to(TESTS).parts[0]
+    return folder if folder in TIERS else None
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """A QEMU tier's markers (which -m selects by) and timeout, on each of its tests."""
+    if (name := tier(item)) is not None:
+        _, markers, timeout_s = TIERS[name]
+        for marker in markers:
+            item.add_marker(marker)
+        item.add_marker(pytest.mark.timeout(timeout_s))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The fast tier first, so that its failures are told within its own minutes; each
+    tier's tests in the order pytest gave them (the QEMU tiers run as a story)."""
+    items.sort(key=lambda item: TIERS[name][0] if (name := tier(item)) else 0)
+
+
 class Table:
     """A unit, a virtual clock, and every event it produced."""
 

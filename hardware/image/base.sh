@@ -7,31 +7,11 @@ set -eu
 export DEBIAN_FRONTEND=noninteractive
 KVER=$(ls /lib/modules)
 
-# python3-lgpio, Raspberry Pi OS's package, which Debian lacks: one of that name built
-# from lgpio's source on the Python package index (which has no wheel for this Python on
-# arm64), its C library bundled as in the index's wheels (PYPI=1).
-LGPIO_SOURCE=$(ls /opt/cityunit-image/wheels/lgpio-*.tar.gz)
-PYPI=1 python3 -m pip wheel -q --no-deps --no-index --no-build-isolation --use-pep517 \
-    -w /tmp/lgpio "$LGPIO_SOURCE"
-rm "$LGPIO_SOURCE"
-LGPIO_WHEEL=$(ls /tmp/lgpio/lgpio-*.whl)
-PKG=/tmp/python3-lgpio
-mkdir -p "$PKG/DEBIAN" "$PKG/usr/lib/python3/dist-packages"
-python3 -m zipfile -e "$LGPIO_WHEEL" "$PKG/usr/lib/python3/dist-packages"
-cat > "$PKG/DEBIAN/control" <<CONTROL
-Package: python3-lgpio
-Version: $(basename "$LGPIO_WHEEL" | cut -d- -f2)-0cityunit1
-Architecture: $(dpkg --print-architecture)
-Maintainer: cityunit <nobody@invalid>
-Depends: python3
-Description: lgpio for Python 3 (as Raspberry Pi OS's package of that name)
- Built from lgpio's source on the Python package index, for the cityunit image.
-CONTROL
-mkdir -p /opt/cityunit-image/apt
-dpkg-deb --root-owner-group -b "$PKG" /opt/cityunit-image/apt/ >/dev/null
+# python3-lgpio, Raspberry Pi OS's package, which Debian lacks (lgpio.sh), installed here
+# and kept in the local repository the installer's apt reads (firmware.sh).
+sh /tmp/lgpio.sh /opt/cityunit-image/wheels /opt/cityunit-image/apt
 dpkg -i /opt/cityunit-image/apt/python3-lgpio_*.deb >/dev/null
 (cd /opt/cityunit-image/apt && apt-ftparchive packages . > Packages)
-rm -r "$PKG" /tmp/lgpio
 
 # The build tools go: the image has none. What the installer asks apt for stays (it runs
 # offline in firmware.sh: apt finds it installed), whatever it depends on.

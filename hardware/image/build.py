@@ -4,11 +4,12 @@ Zero 2 W, 3 or 4. Flash it with any imager, edit cityunit.toml on the card, plug
 
     sudo python3 hardware/image/build.py [--out DIR]    (python3 bootstrap.py image)
 
-Built from Debian's packages and the Python package index only, in two stages, each
-cached outside the checkout (CITYUNIT_IMAGE_CACHE, else /var/cache/cityunit-image) under
-a key of its inputs: the base OS (mmdebstrap, arm64 under qemu-user: base.sh, boot/;
-~15 min here) and the firmware on it (systemd/install.py run in its chroot, offline:
-firmware.sh, rootfs/; a few minutes), so a firmware change costs minutes. Debian's
+Built from Debian's packages and the Python package index only, in three stages, each
+cached outside the checkout (in CITYUNIT_CACHE's image/: recipe.py, the Debian side it
+shares with the virtual Pi) under a key of its inputs, each with its log beside it:
+Debian's packages (mmdebstrap, arm64 under qemu-user), the base OS on them (base.sh,
+boot/) and the firmware on that (systemd/install.py run in its chroot, offline:
+firmware.sh, rootfs/), so a firmware change costs minutes. Debian's
 archive is not pinned by date (snapshot.debian.org is out of reach here): what went in
 is listed in the image's /opt/cityunit-image/manifest.txt and beside the image.
 
@@ -28,32 +29,22 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import tomllib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TextIO
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-SUITE, PYTHON, GLIBC_MINOR = "trixie", "3.13", 41  # the wheels are chosen for these
-MIRRORS = (
-    f"deb http://deb.debian.org/debian {SUITE} main non-free-firmware",
-    f"deb http://deb.debian.org/debian {SUITE}-updates main non-free-firmware",
-    f"deb http://deb.debian.org/debian-security {SUITE}-security main non-free-firmware",
-)
+sys.path.insert(0, str(HERE))
 
+import recipe  # noqa: E402
+from recipe import Log  # noqa: E402
 
-def installer_packages() -> tuple[str, ...]:
-    """What systemd/install.py asks apt for, less python3-lgpio (base.sh makes it)."""
-    found = re.search(r"^APT = \((.*?)\)", (ROOT / "systemd/install.py").read_text(), re.M | re.S)
-    assert found, "systemd/install.py has no APT = (...) line"
-    return tuple(name for name in re.findall(r'"([^"]+)"', found[1]) if name != "python3-lgpio")
-
-
+RELEASE = recipe.RELEASES["trixie"]
+MIRRORS = RELEASE.mirrors("main non-free-firmware")
 # What the unit and its boot need, the installer's packages (so that its apt step finds
 # them installed, offline), the Wi-Fi a first-boot file may ask for, and what builds
 # lgpio (gone again at the end of base.sh).
-INSTALLER_PACKAGES = installer_packages()
+INSTALLER_PACKAGES = recipe.installer_packages()
 PACKAGES = (
     "linux-image-arm64", "raspi-firmware", "firmware-brcm80211", "systemd-sysv", "udev",
     "dbus", "kmod", "initramfs-tools", "e2fsprogs", "fdisk", "wpasupplicant",
@@ -66,10 +57,6 @@ SIZE = 2048 * MIB  # the image, fixed: the data partition starts here (cityunit-
 BOOT = (4 * MIB, 256 * MIB)  # the FAT partition's start and size
 # The checkout's files the firmware stage installs (besides hardware/image's own).
 FIRMWARE_INPUTS = ("firmware", "systemd", "pyproject.toml", "README.md", "LICENSE")
-
-
-def cache_root() -> Path:
-    return Path(os.environ.get("CITYUNIT_IMAGE_CACHE", "/var/cache/cityunit-image"))
 
 
 def version() -> str:
@@ -91,47 +78,31 @@ def tracked(*paths: str) -> list[Path]:
     return sorted(p for name in listed if name and (p := ROOT / name.decode()).is_file())
 
 
-def _digest(files: list[Path], *extra: object) -> str:
-    digest = hashlib.sha256(repr(extra).encode())
-    for path in files:
-        digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes() + b"\0")
-        digest.update(b"x" if os.access(path, os.X_OK) else b"-")
-    return digest.hexdigest()[:16]
-
-
 def debian_key() -> str:
     """Debian's packages as installed: the suite, the mirrors, the package list."""
-    return _digest([], SUITE, MIRRORS, PACKAGES)
+    return recipe.digest(RELEASE.suite, MIRRORS, PACKAGES)
 
 
 def base_key() -> str:
-    """The base OS's inputs: Debian's, its script and boot files, lgpio."""
-    files = [HERE / "base.sh", *tracked("hardware/image/boot")]
-    return _digest(files, debian_key(), _pyproject()["optional-dependencies"]["pi"])
+    """The base OS's inputs: Debian's, its scripts and boot files, lgpio."""
+    files = [HERE / "base.sh", recipe.LGPIO, *tracked("hardware/image/boot")]
+    pi = recipe.pyproject()["project"]["optional-dependencies"]["pi"]
+    return recipe.digest(debian_key(), pi, files=files)
 
 
 def image_key() -> str:
     """The image's inputs: the base's, and everything of the firmware that goes in."""
     files = [Path(__file__), HERE / "firmware.sh", HERE / "cityunit-overlay.dts"]
     files += tracked("hardware/image/rootfs", *FIRMWARE_INPUTS)
-    return _digest(files, base_key(), SIZE, BOOT)
-
-
-def _pyproject() -> dict[str, Any]:
-    project: dict[str, Any] = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    return project
+    return recipe.digest(base_key(), SIZE, BOOT, files=files)
 
 
 def missing_tools() -> str | None:
     """Why this machine cannot build the image, or None."""
-    if os.geteuid() != 0:
-        return "building the image needs root (mmdebstrap in root mode, a chroot)"
-    for tool in ("mmdebstrap", "mke2fs", "mkfs.vfat", "mcopy", "sfdisk", "dtc", "xz", "git"):
-        if shutil.which(tool) is None:
-            return f"building the image needs {tool} (python3 bootstrap.py image installs it)"
-    if not arm64_programs():
-        return "building the image needs qemu-user-static with binfmt_misc (arm64 programs)"
-    return None
+    why = recipe.cannot_build("mkfs.vfat", "mcopy", "sfdisk", "dtc", "xz", "git")
+    if why is None and not arm64_programs():
+        why = "building the image needs qemu-user-static with binfmt_misc (arm64 programs)"
+    return why
 
 
 def arm64_programs() -> bool:
@@ -147,81 +118,35 @@ def arm64_programs() -> bool:
     return entry.exists()
 
 
-class Log:
-    """The build's commands and their output, in one file."""
-
-    def __init__(self, out: TextIO) -> None:
-        self.out = out
-
-    def run(self, *command: str | Path, **kw: object) -> None:
-        print("+", *command, file=self.out, flush=True)
-        subprocess.run([str(c) for c in command], check=True, stdout=self.out,
-                       stderr=self.out, **kw)  # type: ignore[call-overload]  # fmt: skip
-
-
-def wheelhouse(into: Path, log: Log) -> None:
-    """What the installer's pip will ask for in the chroot, offline: the project's
-    dependencies and what builds it, as wheels for trixie's Python on arm64 (lgpio is
-    apt's: base.sh made python3-lgpio)."""
-    project = _pyproject()
-    build = tomllib.loads((ROOT / "pyproject.toml").read_text())["build-system"]["requires"]
-    tags = [f"manylinux_2_{n}" for n in range(17, GLIBC_MINOR + 1)] + ["manylinux2014"]
-    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q", "download",
-           "-d", str(into)]  # fmt: skip
-    platforms = [f"--platform={tag}_aarch64" for tag in tags]
-    log.run(*pip, f"--python-version={PYTHON}", "--only-binary=:all:", *platforms,
-            *project["dependencies"], *build)  # fmt: skip
-
-
-@contextlib.contextmanager
-def stage(name: str, key: str) -> Iterator[tuple[Path, bool]]:
-    """A cached stage's folder, and whether it is built; a failed build leaves nothing,
-    and a stale one of the same name goes."""
-    folder = cache_root() / f"{name}-{key}"
-    ready = (folder / "ready").exists()
-    if not ready:
-        for old in cache_root().glob(f"{name}-*"):
-            shutil.rmtree(old, ignore_errors=True)
-        folder.mkdir(parents=True)
-    try:
-        yield folder, ready
-    except BaseException:
-        if not ready:
-            shutil.rmtree(folder, ignore_errors=True)
-        raise
-    (folder / "ready").write_text(key + "\n")
-
-
-def debian(log: Log) -> Path:
-    """Debian's packages installed for arm64 (mmdebstrap, qemu-user): the slow part
-    (~20 min here), cached by the package list alone."""
-    with stage("debian", debian_key()) as (folder, ready):
+def debian() -> Path:
+    """Debian's packages installed for arm64 (mmdebstrap, qemu-user): the slow part,
+    cached by the package list alone."""
+    with recipe.stage("image", "debian", debian_key()) as (folder, building):
         tree = folder / "root"
-        if not ready:
-            log.run(
+        if building:
+            building.run(
                 "mmdebstrap", "--mode=root", "--arch=arm64", "--variant=apt",
                 "--components=main,non-free-firmware", "--include=" + ",".join(PACKAGES),
-                SUITE, tree, *MIRRORS,
+                RELEASE.suite, tree, *MIRRORS,
             )  # fmt: skip
         return tree
 
 
-def base(log: Log) -> Path:
+def base() -> Path:
     """The base OS: Debian's tree with the boot set up for a Pi (boot/, base.sh), python3-
-    lgpio made, the build tools gone; built or cached (~5 min)."""
-    with stage("base", base_key()) as (folder, ready):
+    lgpio made, the build tools gone; built or cached."""
+    with recipe.stage("image", "base", base_key()) as (folder, building):
         tree = folder / "root"
-        if ready:
-            return tree
-        log.run("cp", "-a", debian(log), tree)
-        log.run("cp", "-a", f"{HERE / 'boot'}/.", tree)
-        sources = tree / "opt/cityunit-image/wheels"
-        sources.mkdir(parents=True)
-        pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q", "download"]
-        log.run(*pip, "-d", sources, "--no-binary=:all:", "--no-deps",
-                *_pyproject()["optional-dependencies"]["pi"])  # fmt: skip
-        (tree / "opt/cityunit-image/installer-packages").write_text(" ".join(INSTALLER_PACKAGES))
-        run_in(tree, HERE / "base.sh", log)
+        if building:
+            building.run("cp", "-a", debian(), tree)
+            building.run("cp", "-a", f"{HERE / 'boot'}/.", tree)
+            recipe.lgpio_source(tree / "opt/cityunit-image/wheels", building)
+            (tree / "opt/cityunit-image/installer-packages").write_text(
+                " ".join(INSTALLER_PACKAGES)
+            )
+            shutil.copy(recipe.LGPIO, tree / "tmp")
+            run_in(tree, HERE / "base.sh", building)
+            (tree / "tmp" / recipe.LGPIO.name).unlink()
         return tree
 
 
@@ -250,25 +175,29 @@ def chroot(tree: Path) -> Iterator[None]:
             subprocess.run(["umount", "--recursive", "--lazy", str(target)], check=False)
 
 
-def image(log: Log) -> Path:
+def ready() -> bool:
+    """Whether the raw image for this checkout is built (in the cache)."""
+    return (recipe.built("image", "image", image_key()) / "ready").exists()
+
+
+def image() -> Path:
     """The raw image for this checkout, built or cached: a few minutes on a cached base."""
     name = f"cityunit-{version()}-arm64.img"
-    with stage("image", image_key()) as (folder, ready):
+    with recipe.stage("image", "image", image_key()) as (folder, building):
         disk = folder / name
-        if ready:
-            return disk
-        base_tree = base(log)
-        with tempfile.TemporaryDirectory(prefix="work-", dir=folder) as work_dir:
-            work = Path(work_dir)
-            tree = work / "root"
-            log.run("cp", "-a", base_tree, tree)
-            firmware(tree, work, log)
-            shutil.copy(tree / "opt/cityunit-image/manifest.txt", folder / "manifest.txt")
-            assemble(tree, work, disk, log)
+        if building:
+            base_tree = base()
+            with tempfile.TemporaryDirectory(prefix="work-", dir=folder) as work_dir:
+                work = Path(work_dir)
+                tree = work / "root"
+                building.run("cp", "-a", base_tree, tree)
+                firmware(tree, building)
+                shutil.copy(tree / "opt/cityunit-image/manifest.txt", folder / "manifest.txt")
+                assemble(tree, work, disk, building)
         return disk
 
 
-def firmware(tree: Path, work: Path, log: Log) -> None:
+def firmware(tree: Path, log: Log) -> None:
     """The unit installed in the tree by its installer (firmware.sh), the image's own
     files (rootfs/), and the overlay."""
     log.run("cp", "-a", f"{HERE / 'rootfs'}/.", tree)
@@ -277,7 +206,7 @@ def firmware(tree: Path, work: Path, log: Log) -> None:
         target = source / path.relative_to(ROOT)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(path, target)
-    wheelhouse(tree / "opt/cityunit-image/wheels", log)
+    recipe.wheelhouse(RELEASE, "aarch64", tree / "opt/cityunit-image/wheels")
     overlays = tree / "boot/firmware/overlays"
     overlays.mkdir(parents=True, exist_ok=True)
     log.run("dtc", "-@", "-q", "-I", "dts", "-O", "dtb", "-o", overlays / "cityunit.dtbo",
@@ -312,12 +241,11 @@ def assemble(tree: Path, work: Path, disk: Path, log: Log) -> None:
                 "conv=notrunc,sparse", "status=none")  # fmt: skip
 
 
-def publish(disk: Path, out: Path, log: Log) -> Path:
+def publish(disk: Path, out: Path) -> Path:
     """The image compressed for an imager (.img.xz) with its sha256, in `out`."""
     out.mkdir(parents=True, exist_ok=True)
     xz = out / (disk.name + ".xz")
     with open(xz, "wb") as f:
-        log.out.flush()
         subprocess.run(["xz", "-T0", "-6", "-c", str(disk)], stdout=f, check=True)
     digest = hashlib.sha256()
     with open(xz, "rb") as f:
@@ -331,21 +259,20 @@ def publish(disk: Path, out: Path, log: Log) -> Path:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "dist", help="where the .img.xz goes")
+    parser.add_argument("--raw", action="store_true",
+                        help="only the raw image, in the cache: print its path")  # fmt: skip
     args = parser.parse_args(argv)
     why = missing_tools()
     if why:
         print(f"image: {why}", file=sys.stderr)
         return 1
-    cache_root().mkdir(parents=True, exist_ok=True)
-    log_path = cache_root() / "build.log"
-    print(f"image: building (log: {log_path})", file=sys.stderr)
-    with open(log_path, "w") as out:
-        try:
-            xz = publish(image(Log(out)), args.out, Log(out))
-        except subprocess.CalledProcessError as e:
-            print(f"image: failed: {e} (the log's end: {log_path})", file=sys.stderr)
-            return 1
-    print(xz)
+    print(f"image: building (the logs: {recipe.cache('image')}/*.log)", file=sys.stderr)
+    try:
+        disk = image()
+        print(disk if args.raw else publish(disk, args.out))
+    except recipe.BuildFailed as e:
+        print(f"image: failed: {e}", file=sys.stderr)
+        return 1
     return 0
 
 

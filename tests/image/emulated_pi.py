@@ -16,7 +16,6 @@ unit's console. The kernel's console (ttyS1, the header's UART) is a log file.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import re
 import shlex
@@ -33,6 +32,7 @@ ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT / "hardware" / "image"))
 
 import build as image_build  # noqa: E402
+import recipe  # noqa: E402
 
 QEMU_PACKAGES = ("qemu-system-arm", "qemu-utils", "device-tree-compiler")
 CARD_SIZE = 4 << 30  # QEMU's SD card must be a power of 2: the image, and room after it
@@ -43,15 +43,15 @@ BOOT_S = 900  # to the unit's console: ~2-4 min here; generous for a busy machin
 
 def qemu_root() -> Path:
     """trixie's QEMU (and dtc, qemu-img) in a chroot, built once (~1 min) and cached."""
-    key = hashlib.sha256(repr(("trixie", QEMU_PACKAGES)).encode()).hexdigest()[:16]
-    with image_build.stage("qemu", key) as (folder, ready):
-        if not ready:
-            subprocess.run(
-                ["mmdebstrap", "--mode=root", "--variant=apt",
-                 "--include=" + ",".join(QEMU_PACKAGES), "trixie", str(folder / "root"),
-                 "deb http://deb.debian.org/debian trixie main"],
-                check=True, capture_output=True,
-            )  # fmt: skip
+    trixie = recipe.RELEASES["trixie"]
+    with recipe.stage("qemu", trixie.suite, recipe.digest(trixie, QEMU_PACKAGES)) as (
+        folder,
+        building,
+    ):
+        if building:
+            building.run("mmdebstrap", "--mode=root", "--variant=apt",
+                         "--include=" + ",".join(QEMU_PACKAGES), trixie.suite, folder / "root",
+                         trixie.mirrors()[0])  # fmt: skip
         return folder / "root"
 
 
@@ -223,7 +223,7 @@ class EmulatedPi:
 
 
 def main(argv: list[str]) -> int:
-    image = Path(argv[0]) if argv else image_build.image(image_build.Log(sys.stderr))
+    image = Path(argv[0]) if argv else image_build.image()
     with tempfile.TemporaryDirectory(prefix="emulated-pi-") as run:
         card = Card.flash(image, Path(run) / "card.img")
         with EmulatedPi(card, Path(run)) as pi, contextlib.suppress(KeyboardInterrupt):

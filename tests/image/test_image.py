@@ -1,7 +1,8 @@
 """A player's first evening with the SD-card image, on QEMU's Pi: the card's cityunit.toml
 and sysconf.txt edited on a computer, the card in, power on; the unit answers on its
 console and plays, and leaves the card alone when switched off; the plug pulled mid-hour
-and put back; a broken cityunit.toml; a new image flashed over the card.
+and put back (a mistake made in cityunit.toml meanwhile); a new image flashed over the
+card.
 
 The tests share one card and run in file order, each from where the one before left the
 emulated Pi (booted, or its plug pulled): run the file, not one test alone.
@@ -135,16 +136,32 @@ def test_the_display_is_tried_and_logged_down(emulated: EmulatedPi, unit: Client
     assert unit.state()["power"] == "on"
 
 
-def test_a_pulled_plug_loses_nothing(emulated: EmulatedPi, unit: Client) -> None:
+def a_mistake(good: bytes) -> bytes:
+    """cityunit.toml as a player mistypes it on a computer: a volume that does not exist."""
+    assert b'volume = "high"' in good
+    return good.replace(b'volume = "high"', b'volume = "loud"')
+
+
+@pytest.fixture(scope="module")
+def seen() -> dict[str, dict]:
+    """What a test saw that a later one judges (the tests share one Pi and its boots)."""
+    return {}
+
+
+def test_a_pulled_plug_loses_nothing(
+    card: Card, emulated: EmulatedPi, unit: Client, seen: dict[str, dict]
+) -> None:
     """QEMU killed mid-hour and started again: the same hour goes on, at most the 5 s
-    since the unit's last save behind."""
+    since the unit's last save behind. Meanwhile the card was in a computer, and a
+    mistake was made in its cityunit.toml (judged by the test after the next)."""
     before = unit.state()
     assert before["hour_elapsed_ms"] > 5_000  # else a new hour would pass for the same
     emulated.cut_power()
+    card.write("cityunit.toml", a_mistake(card.read("cityunit.toml")))
     emulated.boot()
     after_boot = console(emulated)
     try:
-        state = after_boot.state()
+        state = seen["after the plug"] = after_boot.state()
         assert state["hour"] == before["hour"]
         assert state["hour_elapsed_ms"] >= before["hour_elapsed_ms"] - 5_000
     finally:
@@ -185,24 +202,17 @@ def test_the_first_boot_settings_are_kept_and_their_secret_leaves_the_card(
 
 
 def test_a_broken_cityunit_toml_is_refused_and_the_unit_plays_on(
-    card: Card, emulated: EmulatedPi, unit: Client
+    card: Card, emulated: EmulatedPi, seen: dict[str, dict]
 ) -> None:
-    """A mistake made on the card, from a computer: the unit says so on its screen and
-    plays with the last good file (its console is that file's, so it still answers)."""
-    emulated.cut_power()
-    good = card.read("cityunit.toml")
-    card.write("cityunit.toml", good.replace(b'volume = "high"', b'volume = "loud"'))
-    emulated.boot()
-    client = console(emulated)
-    try:
-        state = client.state()
-        assert state["screen"][:2] == ["CONFIG REFUSED", "sound.volume"]
-        assert state["power"] == "on" and state["hour"] == 1
-    finally:
-        client.close()
+    """The mistake made on the card while its plug was out: the unit said so on its
+    screen and played with the last good file (its console is that file's, so it still
+    answered), and the journal names the key. The card is mended for the next boot."""
+    state = seen["after the plug"]
+    assert state["screen"][:2] == ["CONFIG REFUSED", "sound.volume"]
+    assert state["power"] == "on" and state["hour"] == 1
     emulated.wait_for(r"sound\.volume: must be one of")
     emulated.cut_power()
-    card.write("cityunit.toml", good)
+    card.write("cityunit.toml", card.read("cityunit.toml").replace(b'"loud"', b'"high"'))
 
 
 def superblock(disk: Path, offset: int) -> dict[str, str]:
@@ -225,7 +235,7 @@ def test_the_root_was_never_written(
     for field in ("Mount count", "Last mount time", "Last write time", "Filesystem state"):
         assert now[field] == built[field], field
     data = superblock(card.path, image_build.SIZE)
-    assert int(data["Mount count"]) >= 3
+    assert int(data["Mount count"]) >= 2  # the first boot's, and the one after the plug
 
 
 def test_a_new_image_flashed_over_keeps_the_game_and_the_settings(

@@ -1,9 +1,10 @@
 """The virtual Pi tier: tests that only a real kernel, OS and service manager can run.
 
-Every test here is marked `vm` (`pytest -m "not vm"` runs the mock suite alone). They
-share one guest (booted once per session, the checkout installed in it by the
-unmodified installer) and run in file order, as a maker's first evening would: install,
-reboot, check, play, break it, switch to SPI, shut down. That is on Debian bookworm (Pi
+Every test here is marked `vm` (tests/conftest.py: `pytest -m "not vm"` runs the mock
+suite alone), and runs after the mock suite. They share one guest (booted once per
+session, the checkout installed in it by the unmodified installer) and run in file
+order, as a maker's first evening would: install, reboot, check, play, break it, switch
+to SPI, shut down. That is on Debian bookworm (Pi
 OS Bookworm's); the tests marked `trixie` run again, in the same order, on a second
 guest of Debian trixie (Pi OS Trixie's: Linux 6.12, Python 3.13, systemd 257). Where
 this machine cannot build or boot a guest, its tests are skipped with the reason.
@@ -12,7 +13,6 @@ this machine cannot build or boot a guest, its tests are skipped with the reason
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -23,26 +23,8 @@ import pytest
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from guest_image import RELEASES, ROOT, Release, build, image_for, missing_tools  # noqa: E402
+from guest_image import RELEASES, ROOT, Release, build, image_for, recipe  # noqa: E402
 from virtual_pi import QEMU, VirtualPi  # noqa: E402
-
-VM_TIMEOUT_S = 1_500  # per test: a boot, an install and a reboot under emulation
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if HERE in Path(str(item.fspath)).parents:
-            item.add_marker(pytest.mark.vm)
-            item.add_marker(pytest.mark.timeout(VM_TIMEOUT_S))
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", "vm: runs on the virtual Pi (QEMU); deselect with -m 'not vm'"
-    )
-    config.addinivalue_line(
-        "markers", "trixie: runs on a Debian trixie guest too, after all the bookworm ones"
-    )
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -65,12 +47,10 @@ def unavailable(release: Release) -> str | None:
     """Why the virtual Pi cannot run here, or None."""
     if sys.platform != "linux":
         return "the virtual Pi needs Linux"
-    for tool in (QEMU, "ssh", "ssh-keygen"):
-        if shutil.which(tool) is None:
-            return f"no {tool} (bootstrap.py installs it where it is root with apt-get)"
-    if not image_for(release).ready:
-        return missing_tools()
-    return None
+    why = recipe.missing(QEMU, "ssh", "ssh-keygen")
+    if why is None and not image_for(release).ready:
+        why = recipe.cannot_build()
+    return why
 
 
 def clone() -> dict[str, tuple[bytes, int]]:

@@ -45,40 +45,19 @@ make -s -C "/lib/modules/$KVER/build" M="$PWD" modules
 install -D -m 644 -t "/lib/modules/$KVER/updates/vpi" ./*.ko
 depmod "$KVER"
 
-# Raspberry Pi OS has python3-lgpio; Debian has none: a stand-in package of the same name
-# made from the lgpio source on the Python package index, built here for the guest's own
-# Python (its library bundled, as in the index's wheels: PYPI=1).
-LGPIO_SOURCE=$(ls /opt/vpi/wheels/lgpio-*.tar.gz)
-PYPI=1 python3 -m pip wheel -q --no-deps --no-index --no-build-isolation --use-pep517 -w /tmp/lgpio "$LGPIO_SOURCE"
-rm "$LGPIO_SOURCE"
-LGPIO_WHEEL=$(ls /tmp/lgpio/lgpio-*.whl)
-LGPIO_VERSION=$(basename "$LGPIO_WHEEL" | cut -d- -f2)
+# Raspberry Pi OS has python3-lgpio; Debian has none: the card image's recipe for it
+# (hardware/image/lgpio.sh), into the local repository the installer's apt reads.
+sh /usr/src/vpi/lgpio.sh /opt/vpi/wheels /opt/vpi/apt
 
 # The build tools go: a Pi has none (the installer's apt step brings what it needs).
 apt-get purge -y -q --autoremove "linux-headers-$KVER" linux-headers-amd64 gcc make libc6-dev \
     python3-dev python3-pip python3-setuptools python3-wheel swig >/dev/null
 
-PKG=/tmp/python3-lgpio
-mkdir -p "$PKG/DEBIAN" "$PKG/usr/lib/python3/dist-packages"
-python3 -m zipfile -e "$LGPIO_WHEEL" "$PKG/usr/lib/python3/dist-packages"
-cat > "$PKG/DEBIAN/control" <<CONTROL
-Package: python3-lgpio
-Version: $LGPIO_VERSION-0vpi1
-Architecture: amd64
-Maintainer: cityunit tests/vm <nobody@invalid>
-Depends: python3
-Description: lgpio for Python 3 (a virtual Pi stand-in for Raspberry Pi OS's package)
- Built from lgpio's source on the Python package index, for cityunit's tests.
-CONTROL
-
 # The installer's apt-get runs offline: a local repository with what it will ask for,
 # and what that needs beyond what is installed (as on a Pi OS Lite image).
-mkdir -p /opt/vpi/apt
 # shellcheck disable=SC2046 # the names, one word each
 apt-get install -y -q --download-only $(cat /usr/src/vpi/apt-packages) >/dev/null
 mv /var/cache/apt/archives/*.deb /opt/vpi/apt/
-dpkg-deb --root-owner-group -b "$PKG" /opt/vpi/apt/ >/dev/null
-rm -r "$PKG" /tmp/lgpio
 (cd /opt/vpi/apt && apt-ftparchive packages . > Packages)
 rm -f /etc/apt/sources.list.d/*
 echo 'deb [trusted=yes] file:/opt/vpi/apt ./' > /etc/apt/sources.list
