@@ -41,9 +41,12 @@ TESTS = Path(__file__).resolve().parent
 # A folder of tests under QEMU: its place in the run, its markers, each test's timeout (s):
 # a boot, an install and a reboot under emulation; the card's first test may build it.
 TIERS = {"vm": (1, ("vm",), 1_500), "image": (2, ("vm", "image"), 3_600)}
+TALLY = pytest.StashKey[str]()
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # bootstrap.py's tally is this run's own: not a run this one starts (tests/hil's)
+    config.stash[TALLY] = os.environ.pop("CITYUNIT_TALLY", "")
     for line in (
         "vm: runs under QEMU (tests/vm, tests/image); deselect with -m 'not vm'",
         "image: boots the SD-card image under QEMU (tests/image); also marked vm",
@@ -53,8 +56,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    """The run's counts, for bootstrap.py's one closing line over its two runs."""
-    if tally := os.environ.get("CITYUNIT_TALLY"):
+    """The run's counts, for bootstrap.py's one closing line over its two runs (written
+    by the run that reports them: not by an xdist worker)."""
+    tally = terminalreporter.config.stash.get(TALLY, "")
+    if tally and not os.environ.get("PYTEST_XDIST_WORKER"):
         with open(tally, "w") as out:
             for what in ("passed", "failed", "skipped", "error"):
                 out.write(f"{what} {len(terminalreporter.stats.get(what, ()))}\n")
@@ -62,7 +67,8 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
 
 def tier(item: pytest.Item) -> str | None:
     """The QEMU tier an item is in (its folder under tests/), or None: the mock suite."""
-    folder = Path(str(item.fspath)).relative_to(TESTS).parts[0]
+    path = Path(str(item.fspath))
+    folder = path.relative_to(TESTS).parts[0] if path.is_relative_to(TESTS) else None
     return folder if folder in TIERS else None
 
 

@@ -94,7 +94,8 @@ def image_key() -> str:
     """The image's inputs: the base's, and everything of the firmware that goes in."""
     files = [Path(__file__), HERE / "firmware.sh", HERE / "cityunit-overlay.dts"]
     files += tracked("hardware/image/rootfs", *FIRMWARE_INPUTS)
-    return recipe.digest(base_key(), SIZE, BOOT, files=files)
+    wheels = recipe.wheelhouse_key(RELEASE, "aarch64")
+    return recipe.digest(base_key(), SIZE, BOOT, wheels, files=files)
 
 
 def missing_tools() -> str | None:
@@ -266,11 +267,12 @@ def main(argv: list[str] | None = None) -> int:
     if why:
         print(f"image: {why}", file=sys.stderr)
         return 1
-    print(f"image: building (the logs: {recipe.cache('image')}/*.log)", file=sys.stderr)
+    logs = f"{recipe.cache('image')}/*.log, {recipe.cache('wheels')}/*.log"
+    print(f"image: building (the logs: {logs})", file=sys.stderr)
     try:
         disk = image()
         print(disk if args.raw else publish(disk, args.out))
-    except recipe.BuildFailed as e:
+    except (recipe.BuildFailed, subprocess.CalledProcessError, OSError) as e:
         print(f"image: failed: {e}", file=sys.stderr)
         return 1
     return 0

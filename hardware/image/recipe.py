@@ -11,6 +11,7 @@ virtual Pi's tests run, and the image tier waits for it.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import fcntl
 import hashlib
@@ -85,18 +86,21 @@ def built(kind: str, name: str, key: str) -> Path:
 
 @contextlib.contextmanager
 def stage(kind: str, name: str, key: str) -> Iterator[tuple[Path, Log | None]]:
-    """A cached build's folder, and the log to build it with (None: it is built). One
-    process builds it at a time (the others wait, then find it built); a failed build
-    leaves its log (KIND/NAME.log) and nothing else, and an older one of that name goes."""
-    root = cache(kind)
+    """A cached build's folder, and the log to build it with (None: it is built, and
+    only read: no lock, nothing written, as any user may). One process builds it at a
+    time (the others wait, then find it built); a failed build leaves its log
+    (KIND/NAME.log) and nothing else; older builds of that name go once it is built."""
     folder = built(kind, name, key)
+    if (folder / "ready").exists():
+        yield folder, None
+        return
+    root = cache(kind)
     with open(root / f"{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if (folder / "ready").exists():
+        if (folder / "ready").exists():  # built by the process that held the lock
             yield folder, None
             return
-        for old in root.glob(f"{name}-*"):
-            remove(old)
+        remove(folder)  # what a killed build left
         folder.mkdir()
         try:
             with open(root / f"{name}.log", "w") as out:
@@ -105,17 +109,20 @@ def stage(kind: str, name: str, key: str) -> Iterator[tuple[Path, Log | None]]:
             remove(folder)
             raise
         (folder / "ready").write_text(key + "\n")
+        for old in root.glob(f"{name}-*"):
+            if old != folder:
+                remove(old)
 
 
 def remove(tree: Path) -> None:
-    """A build's folder gone, with whatever a killed build left mounted in it first
-    (a chroot's /dev is the host's: removing through it would remove the host's)."""
-    where = str(tree.resolve())
-    with open("/proc/self/mounts") as mounts:
-        points = [line.split()[1] for line in mounts]
-    for point in sorted((p for p in points if p.startswith(where + "/")), reverse=True):
+    """A build's folder gone, with whatever a killed build left mounted in it unmounted
+    first, and never a file of another file system (a chroot's /dev is the host's)."""
+    where = os.path.realpath(tree) + "/"
+    with open("/proc/self/mounts", "rb") as mounts:  # a path's spaces are octal escapes
+        points = [os.fsdecode(codecs.escape_decode(line.split()[1])[0]) for line in mounts]
+    for point in sorted((p for p in points if p.startswith(where)), reverse=True):
         subprocess.run(["umount", "--recursive", "--lazy", point], check=False)
-    shutil.rmtree(tree, ignore_errors=True)
+    subprocess.run(["rm", "-rf", "--one-file-system", "--", str(tree)], check=False)
 
 
 def missing(*programs: str) -> str | None:
@@ -165,19 +172,29 @@ class Log:
             raise BuildFailed(f"{command[0]} failed ({e.returncode}): see {self.out.name}") from e
 
 
-def wheelhouse(release: Release, machine: str, into: Path) -> None:
-    """What the installer's pip will ask for, offline in a tree of `release` on `machine`
-    (x86_64, aarch64): the project's dependencies and what builds it, as wheels for that
-    Python. Downloaded once for these inputs, then copied from the cache."""
+def _wheels(release: Release, machine: str) -> tuple[list[str], list[str]]:
+    """What a wheelhouse holds (the project's dependencies and what builds it) and the
+    platform tags its wheels may have, for `release` on `machine` (x86_64, aarch64)."""
     project = pyproject()
     wanted = [*project["project"]["dependencies"], *project["build-system"]["requires"]]
     # pip takes each tag as given: the legacy aliases too, or wheels tagged only so are missed
     tags = [f"manylinux_2_{n}" for n in range(5, release.glibc_minor + 1)]
     tags += ["manylinux1", "manylinux2010", "manylinux2014"]
-    key = digest(release, machine, wanted, tags)
+    return wanted, [f"--platform={tag}_{machine}" for tag in tags]
+
+
+def wheelhouse_key(release: Release, machine: str) -> str:
+    """The key of a wheelhouse's inputs: part of the key of each image it goes into."""
+    return digest(release, machine, PIP_DOWNLOAD[3:], *_wheels(release, machine))
+
+
+def wheelhouse(release: Release, machine: str, into: Path) -> None:
+    """What the installer's pip will ask for, offline in a tree of `release` on `machine`:
+    wheels for that Python. Downloaded once for these inputs, then copied from the cache."""
+    key = wheelhouse_key(release, machine)
     with stage("wheels", f"{release.suite}-{machine}", key) as (folder, building):
         if building:
-            platforms = [f"--platform={tag}_{machine}" for tag in tags]
+            wanted, platforms = _wheels(release, machine)
             building.run(*PIP_DOWNLOAD, "-d", folder / "wheels", "--only-binary=:all:",
                          f"--python-version={release.python}", *platforms, *wanted)  # fmt: skip
         shutil.copytree(folder / "wheels", into, dirs_exist_ok=True)

@@ -17,7 +17,6 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
 
 import pytest
 
@@ -26,8 +25,38 @@ sys.path.insert(0, str(HERE))
 
 from emulated_pi import Card, EmulatedPi, image_build, recipe  # noqa: E402
 
-# the card image's build in the background, and what it says on stderr
-BUILDING = pytest.StashKey[tuple[subprocess.Popen[bytes], IO[bytes]]]()
+
+class Background:
+    """The card image's build, started in the background, what it says kept: waited
+    for by the first test that boots the card, or stopped as a Ctrl-C stops it (it
+    cleans up after itself) if none did. In pytest's process group, so that a Ctrl-C
+    or a CI's stop of the run reaches it too."""
+
+    def __init__(self) -> None:
+        self.said = tempfile.TemporaryFile()  # noqa: SIM115 (closed by close())
+        build = [sys.executable, str(Path(image_build.__file__)), "--raw"]
+        self.process = subprocess.Popen(["nice", "-n", "10", *build],
+                                        stdout=subprocess.DEVNULL, stderr=self.said)  # fmt: skip
+
+    def failed(self) -> str | None:
+        """Waited for: what it said if it failed, else None."""
+        if self.process.wait() == 0:
+            return None
+        self.said.seek(0)
+        return self.said.read().decode(errors="replace")
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(timeout=120)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.said.close()
+
+
+BUILDING = pytest.StashKey[Background]()
 
 
 def unavailable() -> str | None:
@@ -45,27 +74,12 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         return
     if unavailable() or image_build.ready():
         return
-    said = tempfile.NamedTemporaryFile(prefix="cityunit-image-", suffix=".err")  # noqa: SIM115
-    build = [sys.executable, str(Path(image_build.__file__)), "--raw"]
-    process = subprocess.Popen(["nice", "-n", "10", *build], stdout=subprocess.DEVNULL,
-                               stderr=said, start_new_session=True)  # fmt: skip
-    session.config.stash[BUILDING] = (process, said)
+    session.config.stash[BUILDING] = Background()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    """A background build that no test waited for (a run stopped early) is stopped, as a
-    Ctrl-C would: it cleans up after itself, and the next run starts it again."""
-    process, said = config.stash.get(BUILDING, (None, None))
-    if process is None or said is None:
-        return
-    if process.poll() is None:
-        os.killpg(process.pid, signal.SIGINT)
-        try:
-            process.wait(timeout=120)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-    said.close()
+    if (background := config.stash.get(BUILDING, None)) is not None:
+        background.close()
 
 
 @pytest.fixture(scope="session")
@@ -75,10 +89,9 @@ def sd_image(request: pytest.FixtureRequest) -> Path:
     why = unavailable()
     if why:
         pytest.skip(why)
-    process, said = request.config.stash.get(BUILDING, (None, None))
-    if process is not None and said is not None and process.wait() != 0:
-        said.seek(0)
-        pytest.fail(f"building the card image failed: {said.read().decode(errors='replace')}")
+    background = request.config.stash.get(BUILDING, None)
+    if background is not None and (said := background.failed()) is not None:
+        pytest.fail(f"building the card image failed: {said}")
     try:
         return image_build.image()
     except recipe.BuildFailed as e:

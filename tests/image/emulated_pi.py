@@ -43,15 +43,13 @@ BOOT_S = 900  # to the unit's console: ~2-4 min here; generous for a busy machin
 
 def qemu_root() -> Path:
     """trixie's QEMU (and dtc, qemu-img) in a chroot, built once (~1 min) and cached."""
-    trixie = recipe.RELEASES["trixie"]
-    with recipe.stage("qemu", trixie.suite, recipe.digest(trixie, QEMU_PACKAGES)) as (
-        folder,
-        building,
-    ):
+    suite, mirror = "trixie", recipe.RELEASES["trixie"].mirrors()[0]
+    cached = recipe.stage("qemu", suite, recipe.digest(suite, mirror, QEMU_PACKAGES))
+    with cached as (folder, building):
         if building:
             building.run("mmdebstrap", "--mode=root", "--variant=apt",
-                         "--include=" + ",".join(QEMU_PACKAGES), trixie.suite, folder / "root",
-                         trixie.mirrors()[0])  # fmt: skip
+                         "--include=" + ",".join(QEMU_PACKAGES), suite, folder / "root",
+                         mirror)  # fmt: skip
         return folder / "root"
 
 

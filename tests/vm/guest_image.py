@@ -81,11 +81,15 @@ class Image:
 
 
 def key(release: Release) -> str:
-    """A digest of every input of the release's image: the scripts and files that go
-    in, and the values the build is made of (this file's own code is not one)."""
-    files = [f for f in sorted(GUEST.rglob("*")) if f.is_file()]
-    files += [ROOT / "pyproject.toml", recipe.LGPIO, recipe.UDEV_RULES]
-    return recipe.digest(release, PACKAGES, SIZE, recipe.installer_packages(), files=files)
+    """A digest of every input of the release's image: this builder, the scripts and
+    files that go in, the wheels, lgpio, and the installer's package list."""
+    files = [Path(__file__), *(f for f in sorted(GUEST.rglob("*")) if f.is_file())]
+    files += [recipe.LGPIO, recipe.UDEV_RULES]
+    pi = recipe.pyproject()["project"]["optional-dependencies"]["pi"]
+    wheels = recipe.wheelhouse_key(release, "x86_64")
+    return recipe.digest(
+        release, PACKAGES, SIZE, recipe.installer_packages(), wheels, pi, files=files
+    )
 
 
 def image_for(release: Release) -> Image:
