@@ -33,7 +33,9 @@ BLOCKS = {
     "1f00098000.pwm": {12: 0, 13: 1, 18: 2, 19: 3},
 }
 OVERLAY_FUNC = {12: 4, 13: 4, 18: 2, 19: 2}  # the ALT function that gives a pin to PWM
-EXPORT_WAIT_S = 1.0  # udev makes the new channel's files writable for the gpio group
+# udev makes a new channel's files writable for the gpio group: at boot, with udev busy
+# with every other device, that took over a second on the virtual Pi under load
+EXPORT_WAIT_S = 5.0
 ATTRIBUTES = ("period", "duty_cycle", "enable")  # a channel's state, in the order it is set
 
 
