@@ -62,6 +62,7 @@ TOOLS = {
         "the virtual Pi (tests/vm)",
         ["qemu-system-x86", "qemu-system-data", "seabios", "ipxe-qemu"],
     ),
+    "qemu-img": ("the virtual Pi (its disk: a layer on the cached image)", ["qemu-utils"]),
     "mmdebstrap": ("the virtual Pi's image", ["mmdebstrap", "e2fsprogs"]),
     "ssh": ("the virtual Pi (its ssh client)", ["openssh-client"]),
     # The SD-card image: arm64 programs run by qemu-user, the FAT made without mounting it

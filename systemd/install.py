@@ -28,6 +28,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -274,14 +275,23 @@ class Installer:
             self.run("usermod", "--append", "--groups", groups, USER)
 
     def venv(self) -> None:
+        """The project in its venv, built once into a wheel. The venv has no pip of its own
+        (ensurepip takes a minute on a Pi Zero): apt's pip, seen through
+        --system-site-packages as lgpio is (python3-lgpio), installs into it."""
         venv = PREFIX / "venv"
-        if self.dry or not (venv / "bin" / "python").exists():
-            self.run(sys.executable, "-m", "venv", "--system-site-packages", str(venv))
-        # lgpio comes from apt (python3-lgpio), seen through --system-site-packages.
-        pip = str(venv / "bin" / "pip")
-        self.run(pip, "install", "--upgrade", str(SOURCE))
-        # The same version number may carry new code: put this checkout's in place.
-        self.run(pip, "install", "--force-reinstall", "--no-deps", str(SOURCE))
+        python = str(venv / "bin" / "python")
+        if self.dry or not Path(python).exists():
+            self.run(sys.executable, "-m", "venv", "--system-site-packages", "--without-pip",
+                     str(venv))  # fmt: skip
+        with tempfile.TemporaryDirectory(prefix="cityunit-") as built:
+            self.run(python, "-m", "pip", "wheel", "--no-deps", "--wheel-dir", built, str(SOURCE))
+            wheels = [str(w) for w in Path(built).glob("cityunit-*.whl")]
+            if not wheels and not self.dry:
+                sys.exit(f"install: failed: pip built no wheel of {SOURCE}")
+            wheel = wheels[0] if wheels else f"{built}/cityunit-*.whl"
+            self.run(python, "-m", "pip", "install", "--upgrade", wheel)
+            # The same version number may carry new code: put this checkout's in place.
+            self.run(python, "-m", "pip", "install", "--force-reinstall", "--no-deps", wheel)
         for name in ("README.md", "LICENSE"):
             self.write(PREFIX / name, (SOURCE / name).read_text())
         link = self.path(COMMAND)  # `cityunit doctor`, `cityunit console` on the PATH

@@ -45,8 +45,9 @@ def test_it_writes_the_service_config_polkit_rule_and_i2c_lines(tmp_path: Path) 
         "+ apt-get install -y python3-venv python3-pip python3-lgpio i2c-tools polkitd",
         "+ raspi-config nonint do_i2c 0",
         "--groups gpio,i2c,spi,dialout cityunit",
-        "-m venv --system-site-packages /opt/cityunit/venv",
-        f"+ /opt/cityunit/venv/bin/pip install --upgrade {ROOT}",
+        "-m venv --system-site-packages --without-pip /opt/cityunit/venv",
+        "+ /opt/cityunit/venv/bin/python -m pip wheel --no-deps --wheel-dir ",
+        "+ /opt/cityunit/venv/bin/python -m pip install --upgrade ",
         "+ systemctl enable cityunit.service",
     ):
         assert command in out, command

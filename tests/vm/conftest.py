@@ -47,7 +47,7 @@ def unavailable(release: Release) -> str | None:
     """Why the virtual Pi cannot run here, or None."""
     if sys.platform != "linux":
         return "the virtual Pi needs Linux"
-    why = recipe.missing(QEMU, "ssh", "ssh-keygen")
+    why = recipe.missing(QEMU, "qemu-img", "ssh", "ssh-keygen")
     if why is None and not image_for(release).ready:
         why = recipe.cannot_build()
     return why

@@ -313,8 +313,11 @@ def test_stop_leaves_the_led_and_buzzer_off_and_the_glass_dark(
     writes = pi.i2c_writes()
     assert writes[-1].data == bytes([0x00, 0xAE]), "the last command: display off"
     # doctor with the service stopped tries each channel as the service plays it
-    report = pi.run("cityunit doctor", check=False).stdout
-    assert "ok   PWM      hardware for the buzzer (GPIO18, pwmchip0 channel 0)" in report, report
+    doctor = pi.run("cityunit doctor", check=False)
+    report = doctor.stdout
+    assert "ok   PWM      hardware for the buzzer (GPIO18, pwmchip0 channel 0)" in report, (
+        f"doctor exited {doctor.returncode}\n{report}{doctor.stderr}"
+    )
     pi.sudo("systemctl start cityunit")
     until("the service is active", lambda: active(pi))
 
