@@ -455,6 +455,27 @@ def test_two_simulators_on_one_state_dir_the_second_is_refused(tmp_path: Path) -
         first.wait(60)
 
 
+def test_a_card_that_takes_no_byte_at_start_is_logged_and_the_game_plays(tmp_path: Path) -> None:
+    """Issue 38: every write at start (the lock's pid, the config's last good copy, the
+    game) fails as on a full card (`ulimit -f 0`: EFBIG), twice, the first start's empty
+    lock left for the second: each start plays, and says what it could not keep."""
+    config = tmp_path / "config.toml"
+    config.write_text(f'[state]\ndir = "{tmp_path / "state"}"\n')
+    (tmp_path / "state").mkdir()
+    sim = f"{sys.executable} -m cityunit sim --headless --clock virtual --config {config}"
+    for start in (1, 2):
+        done = subprocess.run(
+            ["sh", "-c", f"ulimit -f 0 && exec {sim}"], input="SWITCH ON\nADVANCE 5000\nSTATE\n",
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert done.returncode == 0 and "Traceback" not in done.stderr, (start, done.stderr)
+        state = json.loads(done.stdout.splitlines()[-1].removeprefix("OK "))
+        assert state["power"] == "on" and state["hour_elapsed_ms"] >= 5000, done.stdout
+        assert "without this process's id" in done.stderr, done.stderr
+        assert "not kept" in done.stderr or "cannot" in done.stderr, done.stderr
+    assert (tmp_path / "state" / store.LOCK).read_bytes() == b"", "nothing could be written"
+
+
 def test_advances_ok_comes_once_what_it_reached_is_on_disk(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -166,8 +166,12 @@ def _lock(directory: Path) -> int | None:
             f"{directory}: another cityunit (process {holder or '?'}) keeps its game here;"
             " stop it, or give this one a state.dir of its own"
         ) from None
-    os.ftruncate(fd, 0)
-    os.write(fd, f"{os.getpid()}\n".encode())
+    try:  # the holder's pid, for the message above: the lock holds without it
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+    except OSError as e:
+        log.warning("%s: the lock holds, without this process's id in it: %s", path,
+                    e.strerror or e)  # fmt: skip
     return fd
 
 
