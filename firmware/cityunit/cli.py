@@ -28,11 +28,31 @@ Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 CONFIG_HELP = "TOML file (default: /etc/cityunit/config.toml if present)"
 
 
+def within(kind: type[int] | type[float], lo: float, hi: float) -> Callable[[str], float]:
+    """An option's number, refused with its range outside [lo, hi] (NaN too): every
+    number the command line takes has one (tests/test_sim_cli.py holds that)."""
+
+    def number(text: str) -> float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not lo <= value <= hi:
+            raise argparse.ArgumentTypeError(f"{text} is not between {lo:g} and {hi:g}")
+        return value
+
+    number.__name__ = kind.__name__  # argparse names the type in its messages
+    return number
+
+
+SEED = within(int, 0, 2**64 - 1)
+
+
 def _add_run(sub: Commands) -> None:
     run = sub.add_parser("run", help="run the unit on its GPIO parts (the Pi service)")
     run.add_argument("--config", type=Path, help=CONFIG_HELP)
     run.add_argument("--check", action="store_true", help="only check the config, then exit")
-    run.add_argument("--seed", type=int, help="seed the random source (auction lengths, permits)")
+    run.add_argument("--seed", type=SEED, help="seed the random source (auction lengths, permits)")
     run.add_argument(
         "--or-last-good", action="store_true",
         help="a config with mistakes: play with the last good one (kept in systemd's"
@@ -59,8 +79,9 @@ def _add_sim(sub: Commands) -> None:
         help="play a scripted auction and two permits in the window, on the virtual clock",
     )  # fmt: skip
     sim.add_argument(
-        "--speed", type=float,
-        help="run the clock N times faster (not while a button is held or the menu is open)",
+        "--speed", type=within(float, 0.01, 1000), metavar="N",
+        help="run the clock N times faster, up to 1000 (not while a button is held or the"
+        " menu is open)",
     )  # fmt: skip
     sim.add_argument(
         "--record", type=Path, help="save what the window shows: FILE.gif, or a folder of PNGs"
@@ -74,7 +95,7 @@ def _add_sim(sub: Commands) -> None:
         help="where to speak the console protocol (headless default: stdio); pty also beside"
         " the window or the terminal",
     )  # fmt: skip
-    sim.add_argument("--seed", type=int, help="seed the random source (default: random, logged)")
+    sim.add_argument("--seed", type=SEED, help="seed the random source (default: random, logged)")
     sim.add_argument("--config", type=Path, help="TOML file (default: built-in defaults)")
 
 
@@ -88,7 +109,7 @@ def _add_tools(sub: Commands) -> None:
     )  # fmt: skip
     bench.add_argument("--config", type=Path, help=CONFIG_HELP + "; with --device")
     bench.add_argument(
-        "--slow", type=float, metavar="N",
+        "--slow", type=within(float, 1, 1000), metavar="N",
         help="as a CPU N times slower: held to 1/N of a core by a CPU quota (root; 20 is"
         " about a Pi Zero 2 W)",
     )  # fmt: skip
@@ -110,7 +131,10 @@ def _add_tools(sub: Commands) -> None:
 
     console = sub.add_parser("console", help="talk to a unit's console (serial port, pty or URL)")
     console.add_argument("port", help="e.g. /dev/ttyACM0, /dev/pts/5, socket://host:port")
-    console.add_argument("--baudrate", type=int, default=115200)
+    console.add_argument(
+        "--baudrate", type=within(int, 50, 4_000_000), default=115200,
+        help="a serial port's speed (default 115200, the unit's); a pty or URL ignores it",
+    )
     console.add_argument(
         "--json", action="store_true", help="raw protocol lines in and out, for scripts"
     )
@@ -119,6 +143,25 @@ def _add_tools(sub: Commands) -> None:
 def main(argv: list[str] | None = None, early: list[int] | None = None) -> int:
     """The command line; `early`, from cityunit/__main__.py, holds the stop signals caught
     before this was imported (None: the caller left the signals alone)."""
+    args = parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    module, _, name = PROGRAMS[args.command].partition(":")
+    command: Callable[[argparse.Namespace], int] = getattr(importlib.import_module(module), name)
+    args.early = [] if early is None else early
+    if early is not None and args.command not in SERVING:  # the others keep the defaults
+        for sig in EARLY:  # as they were before __main__ caught them
+            signal.signal(sig, signal.SIG_DFL)
+        if early:
+            signal.raise_signal(early[0])
+    return command(args)
+
+
+def parser() -> argparse.ArgumentParser:
+    """Every command and its options."""
     parser = argparse.ArgumentParser(
         prog="cityunit", description="The MONOPOLY CITY electronic unit, on a Raspberry Pi."
     )
@@ -134,18 +177,4 @@ def main(argv: list[str] | None = None, early: list[int] | None = None) -> int:
             "-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
             help="log every LED and tone change",
         )  # fmt: skip
-    args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.INFO,
-        format="%(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
-    module, _, name = PROGRAMS[args.command].partition(":")
-    command: Callable[[argparse.Namespace], int] = getattr(importlib.import_module(module), name)
-    args.early = [] if early is None else early
-    if early is not None and args.command not in SERVING:  # the others keep the defaults
-        for sig in EARLY:  # as they were before __main__ caught them
-            signal.signal(sig, signal.SIG_DFL)
-        if early:
-            signal.raise_signal(early[0])
-    return command(args)
+    return parser

@@ -48,7 +48,6 @@ def _sim_mode(args: argparse.Namespace) -> str:
 def sim(args: argparse.Namespace) -> int:
     """Options that do not apply to the mode are refused, each with its reason: silently
     ignored, they look like a bug (a --record that writes nothing)."""
-    import math
 
     from cityunit.clock import MonotonicClock, VirtualClock
     from cityunit_sim import has_display
@@ -64,7 +63,6 @@ def sim(args: argparse.Namespace) -> int:
     shown = mode != "headless"
     folder = None if args.record is None else args.record.resolve().parent
     refusals = (
-        (args.speed is not None and not 0 < args.speed < math.inf, "--speed must be above 0"),
         (args.speed is not None and virtual,
          "--speed runs the real clock faster; the virtual clock moves only when told"),
         (virtual and shown and not args.demo, "--clock virtual needs --headless (or --demo)"),
