@@ -170,7 +170,8 @@ class Display:
         self._expected.clear()  # nothing to ready for a panel that is not there
         if not self.lost:
             self.lost = True
-            log.warning("display lost (%s); the unit goes on, retrying every second", error)
+            log.warning("display lost (%s); the unit goes on, retrying every second or more"
+                        " (a slow failure waits 10x as long as it took)", error)  # fmt: skip
             self._fault(f"lost: {error}")
         self.up = False
         self._shown = None
