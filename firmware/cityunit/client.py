@@ -34,6 +34,8 @@ if TYPE_CHECKING:
     from PIL import Image
 
 REPLY_TIMEOUT_S = 30.0
+SYNC_REPLIES = 200  # lines a port may answer before HELP's reply: more, and it is no unit
+SCREEN_MAX = 1024  # a SCREEN reply's largest side: a unit's screens are 128 x 64
 STEP_MS = 1_000  # how far wait_for advances a virtual clock at a time
 EVENTS = frozenset({*map(str, EventKind), "dropped"})  # every event a unit can send
 
@@ -85,9 +87,18 @@ class _SimulatorCommands:
         """The picture the unit draws now (SCREEN, simulator only): a 1-bit PIL image."""
         from PIL import Image
 
-        size, data = self.ok("SCREEN").split(" ")
-        width, height = map(int, size.split("x"))
-        return Image.frombytes("1", (width, height), base64.b64decode(data))
+        reply = self.ok("SCREEN")
+        try:
+            size, data = reply.split(" ")
+            width, height = map(int, size.split("x"))
+            pixels = base64.b64decode(data, validate=True)
+        except ValueError:
+            raise ProtocolError("SCREEN", f"OK {reply[:80]}") from None
+        if not (0 < width <= SCREEN_MAX and 0 < height <= SCREEN_MAX) or len(pixels) != (
+            (width + 7) // 8 * height
+        ):
+            raise ProtocolError("SCREEN", f"OK {reply[:80]}")  # not a picture of this size
+        return Image.frombytes("1", (width, height), pixels)
 
     def assert_screen(self, golden: Path | str) -> None:
         """The unit's picture is the PNG `golden`, pixel for pixel (`picture.check`: on a
@@ -118,6 +129,10 @@ class Client(_SimulatorCommands):
         self._waited: set[int] = set()  # the events `wait_for` returned already
         self._by_name: dict[str, list[int]] = {}  # each event's place in `events`, by name
         self._cursor: dict[str, int] = {}  # by name: where in _by_name the unreturned begin
+        self.dropped_lines = 0  # event lines that were no event (not JSON, no name): dropped
+        self._ended: BaseException | None = None  # why the reader stopped, if it failed
+        self._late = False  # a reply timed out: it may still come, before the next one's
+        self._stopped = False  # the reader has stopped: no line will come any more
         self.closed = False
         self._reading = threading.Thread(target=self._reader, args=(read,), daemon=True)
         self._reading.start()
@@ -183,25 +198,52 @@ class Client(_SimulatorCommands):
     # ----- lines -----------------------------------------------------------------------
 
     def _reader(self, read: Callable[[], bytes]) -> None:
+        """Lines to replies and events until the other end closes; however it stops,
+        every call waiting on it is told at once (a reply's None, the events' notify)."""
         buffer = b""
-        while data := read():
-            buffer += data
-            *lines, buffer = buffer.split(b"\n")
-            for raw in lines:
-                line = raw.decode("utf-8", "replace").rstrip("\r")
-                if line.startswith("EVT "):
-                    event = _event(line)
-                    with self._arrived:
-                        self.event_lines.append(line)
-                        self._by_name.setdefault(event["event"], []).append(len(self.events))
-                        self.events.append(event)
-                        self._arrived.notify_all()
-                else:
-                    self._replies.put(line)
-        self._replies.put(None)  # the other end closed
+        try:
+            while data := read():
+                buffer += data
+                *lines, buffer = buffer.split(b"\n")
+                for raw in lines:
+                    self._line(raw.decode("utf-8", "replace").rstrip("\r"))
+        except BaseException as e:  # a bug of ours: said by every call, not lost
+            self._ended = e
+        finally:
+            self._replies.put(None)
+            with self._arrived:
+                self._stopped = True
+                self._arrived.notify_all()
+
+    def _line(self, line: str) -> None:
+        if not line.startswith("EVT "):
+            self._replies.put(line)
+            return
+        event = _event(line)
+        with self._arrived:
+            if event is None:
+                self.dropped_lines += 1
+                return
+            self.event_lines.append(line)
+            self._by_name.setdefault(event["event"], []).append(len(self.events))
+            self.events.append(event)
+            self._arrived.notify_all()
+
+    def _gone(self) -> ConnectionError:
+        """The error for a connection whose reader has stopped, with why."""
+        if self._ended is not None:
+            return ConnectionError(f"the connection's reader failed: {self._ended!r}")
+        said = self._said().strip()
+        return ConnectionError(
+            "the unit closed the connection" + (f"; it said:\n{said}" if said else "")
+        )
 
     def send(self, line: str, timeout_s: float = REPLY_TIMEOUT_S) -> str:
-        """One command; its reply line as it came (OK ... or ERR ...)."""
+        """One command; its reply line as it came (OK ... or ERR ...). After a reply that
+        timed out, the line is first synchronised again (`_sync`): a late reply is never
+        taken for the next command's."""
+        if self._late:
+            self._sync()
         self.send_bytes(line.encode() + b"\n")
         return self.reply(timeout_s)
 
@@ -214,12 +256,11 @@ class Client(_SimulatorCommands):
         try:
             reply = self._replies.get(timeout=timeout_s)
         except queue.Empty:
+            self._late = True
             raise TimeoutError(f"no reply within {timeout_s} s") from None
         if reply is None:
-            said = self._said().strip()
-            raise ConnectionError(
-                "the unit closed the connection" + (f"; it said:\n{said}" if said else "")
-            )
+            self._replies.put(None)  # for every call after this one too
+            raise self._gone()
         return reply
 
     def ok(self, line: str, timeout_s: float = REPLY_TIMEOUT_S) -> str:
@@ -269,10 +310,28 @@ class Client(_SimulatorCommands):
 
     def _sync(self) -> None:
         """Skip what is not an answer to us: a serial line may hold what an earlier client
-        left (a partial line, ended by the newline; replies nobody read), and a reply that
-        came after its command timed out. Up to HELP's own reply."""
-        while not self.send("\nHELP").startswith("OK PING"):
-            pass
+        left (a partial line, ended by the newline; replies nobody read), and replies that
+        came after their commands timed out. One HELP, its reply awaited past the others
+        (a unit answers in order); a port that answers otherwise (an echo, a modem, a
+        shell) is said to be no cityunit's, within SYNC_REPLIES lines or a reply's time."""
+        self._late = False
+        self.send_bytes(b"\nHELP\n")
+        heard: list[str] = []
+        while len(heard) < SYNC_REPLIES:
+            try:
+                reply = self.reply()
+            except TimeoutError:
+                if not heard:
+                    raise
+                self._late = True
+                break
+            if reply.startswith("OK PING"):
+                return
+            heard.append(reply)
+        raise ConnectionError(
+            f"this port answers, but not as a cityunit does: it said {heard[:3]!r}"
+            + (f" and {len(heard) - 3} lines more" if len(heard) > 3 else "")
+        )
 
     def fresh(self) -> None:
         """Start from a known state: a simulator goes back to power-on (RESET); a real unit
@@ -361,16 +420,19 @@ class Client(_SimulatorCommands):
                 return match is not None
 
             with self._arrived:
-                self._arrived.wait_for(arrived, within_ms / 1000)
+                self._arrived.wait_for(lambda: arrived() or self._stopped, within_ms / 1000)
+        if match is None and self._stopped:
+            raise self._gone()
         if match is None:
             raise TimeoutError(f"no {event}{f' {fields}' if fields else ''} within {within_ms} ms")
         return match
 
 
-def _event(line: str) -> dict[str, Any]:
-    """An event line's object; one that is not a JSON object is kept as `{"event": None}`."""
+def _event(line: str) -> dict[str, Any] | None:
+    """An event line's object; None for a line that is no event: not JSON (too deep for
+    the parser too), not an object, or with no name."""
     try:
         event = json.loads(line[4:])
-    except ValueError:
-        event = None
-    return event if isinstance(event, dict) else {"event": None, "line": line}
+    except (ValueError, RecursionError):
+        return None
+    return event if isinstance(event, dict) and isinstance(event.get("event"), str) else None
