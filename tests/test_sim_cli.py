@@ -188,15 +188,18 @@ def test_the_simulator_keeps_the_game_in_state_dir_and_resumes_it(tmp_path: Path
 
 
 @pytest.mark.skipif(Path("/proc/device-tree/model").exists(), reason="this is a Pi")
-def test_run_off_a_pi_says_to_use_the_simulator(tmp_path: Path) -> None:
+@pytest.mark.parametrize("off", [[], ["--off"]], ids=["run", "run-off"])
+def test_run_off_a_pi_says_to_use_the_simulator(off: list[str], tmp_path: Path) -> None:
+    """`run --off` (the service's ExecStopPost) ended in a BadPinFactory traceback."""
     (tmp_path / "config.toml").write_text("")
     environ = {k: v for k, v in os.environ.items() if k != "GPIOZERO_PIN_FACTORY"}
     done = subprocess.run(
-        [sys.executable, "-m", "cityunit", "run", "--config", str(tmp_path / "config.toml")],
+        [sys.executable, "-m", "cityunit", "run", *off, "--config", str(tmp_path / "config.toml")],
         env=environ, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
-    assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert "cityunit run: no GPIO here" in done.stderr and "use `cityunit sim`" in done.stderr
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    said = f"cityunit run{' --off' if off else ''}: no GPIO here"
+    assert said in done.stderr and "use `cityunit sim`" in done.stderr
     assert "warnings.warn" not in done.stderr
 
 

@@ -7,6 +7,7 @@ import contextlib
 import logging
 import sys
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,20 +33,24 @@ def run(args: argparse.Namespace) -> int:
 
     clock = MonotonicClock()
     with serving(clock, args.early) as inbox, reload_on_hangup(inbox):
-        if args.off:
-            return _leave_off(args.config, args.or_last_good)
-        refused: Screen | None = None
-        if args.or_last_good and not args.check:
-            config: Config | None
-            config, refused = _config_or_last_good(args.config)
-        else:
-            config = read_config(args.config, system_default=True)
-        if config is None:
+        try:
+            if args.off:
+                return _leave_off(args.config, args.or_last_good)
+            refused: Screen | None = None
+            if args.or_last_good and not args.check:
+                config: Config | None
+                config, refused = _config_or_last_good(args.config)
+            else:
+                config = read_config(args.config, system_default=True)
+            if config is None:
+                return 2
+            if args.check:
+                print(f"{config.source}: OK")
+                return 0
+            return _serve(args, config, clock, inbox, refused)
+        except _NoPins as e:
+            print(f"cityunit run{' --off' * args.off}: {e}", file=sys.stderr)
             return 2
-        if args.check:
-            print(f"{config.source}: OK")
-            return 0
-        return _serve(args, config, clock, inbox, refused)
 
 
 def _config_or_last_good(path: Path | None) -> tuple[Config, Screen | None]:
@@ -86,31 +91,50 @@ def _leave_off(path: Path | None, or_last_good: bool) -> int:
     if mistakes:
         print("cityunit run --off: the outputs are set off on the pins the file gives where it"
               " can be read, the defaults' elsewhere", file=sys.stderr)  # fmt: skip
-    leave_off(config, pin_factory(), pwm_root())
+    with _opening_pins():
+        leave_off(config, pin_factory(), pwm_root())
     return 0
+
+
+NO_GPIO = (
+    "no GPIO here (gpiozero found no pin factory): on a desktop use `cityunit sim`; on a Pi,"
+    " `sudo apt install python3-lgpio`"
+)
+
+
+class _NoPins(Exception):
+    """The pins cannot be had here: said in one line, and the command exits 2."""
+
+
+@contextlib.contextmanager
+def _opening_pins() -> Iterator[None]:
+    """Where the unit, or --off, opens its pins: gpiozero's factory fallbacks logged one
+    line each, and pins that cannot be had a _NoPins saying why (the one place for both,
+    so that no way in ends in a traceback)."""
+    from gpiozero.exc import BadPinFactory, GPIOPinInUse, PinFactoryFallback
+
+    with warnings.catch_warnings(record=True) as fallbacks:  # only while the pins open
+        warnings.simplefilter("always", PinFactoryFallback)
+        try:
+            yield
+        except BadPinFactory:
+            raise _NoPins(NO_GPIO) from None
+        except GPIOPinInUse as e:
+            raise _NoPins(f"{e}: is the service running? (sudo systemctl stop cityunit)") from None
+        finally:
+            for warning in fallbacks:
+                log.info("%s: %s", warning.category.__name__, warning.message)
 
 
 def _serve(
     args: argparse.Namespace, config: Config, clock: Clock, inbox: Inbox, refused: Screen | None
 ) -> int:
-    from gpiozero.exc import BadPinFactory, GPIOPinInUse
-
     from cityunit.store import Busy
 
     try:
         board, notifier = _board(args, config, clock, inbox)
     except Busy as e:
         print(f"cityunit run: {e}", file=sys.stderr)
-        return 2
-    except BadPinFactory:
-        print(
-            "cityunit run: no GPIO here (gpiozero found no pin factory): on a desktop use "
-            "`cityunit sim`; on a Pi, `sudo apt install python3-lgpio`", file=sys.stderr,
-        )  # fmt: skip
-        return 2
-    except GPIOPinInUse as e:
-        print(f"cityunit run: {e}: is the service running? (sudo systemctl stop cityunit)",
-              file=sys.stderr)  # fmt: skip
         return 2
     with board:
         board.serve_console()
@@ -129,23 +153,17 @@ def _serve(
 def _board(
     args: argparse.Namespace, config: Config, clock: Clock, inbox: Inbox
 ) -> tuple[Board, Notifier]:
-    """The unit on its pins, and systemd's notifier; the warnings opening the pins gives
-    (gpiozero's factory fallbacks) logged one line each."""
-    from gpiozero.exc import PinFactoryFallback
-
+    """The unit on its pins, and systemd's notifier."""
     from cityunit.board import Board
     from cityunit.notify import Notifier
     from cityunit.parts import pin_factory, pwm_root
 
     notifier = Notifier()
     heartbeat = None if notifier.watchdog_ms is None else (notifier.watchdog_ms, notifier.watchdog)
-    with warnings.catch_warnings(record=True) as fallbacks:  # only while the pins open
-        warnings.simplefilter("always", PinFactoryFallback)
+    with _opening_pins():
         board = Board(
             config, clock, pin_factory=pin_factory(), pwm_root=pwm_root(), seed=args.seed,
             state_dir=state_dir(config), inbox=inbox, heartbeat=heartbeat,
             status=notifier.status,
         )  # fmt: skip
-    for warning in fallbacks:
-        log.info("%s: %s", warning.category.__name__, warning.message)
     return board, notifier
