@@ -4,6 +4,7 @@ service's way): the last good file, else the defaults, and the screen says so.""
 from __future__ import annotations
 
 import os
+import signal
 import time
 from pathlib import Path
 
@@ -77,6 +78,12 @@ def test_a_planted_copy_is_neither_read_nor_played(tmp_path: Path) -> None:
     assert config.rules == Rules()
     fallback.keep(GOOD.encode(), state)  # replaced by a regular file
     assert (state / fallback.COPY).read_text() == GOOD
+    # issue 38: a directory in its place was never replaced (a warning at every start)
+    (state / fallback.COPY).unlink()
+    (state / fallback.COPY / "inside").mkdir(parents=True)
+    fallback.keep(GOOD.encode(), state)
+    assert (state / fallback.COPY).read_text() == GOOD
+    assert (state / f"{fallback.COPY}.bad" / "inside").is_dir(), "set aside, for a person"
 
 
 def test_every_mistake_is_counted_past_the_lines_shown(tmp_path: Path) -> None:
@@ -112,6 +119,54 @@ def test_a_notice_shows_until_its_time_or_a_press() -> None:
     unit.notice(notice, 40_000)
     unit.press(Button.AUCTION, 41_000)
     assert unit.snapshot().screen != notice
+
+
+def test_a_reload_of_a_good_file_ends_the_refused_notice() -> None:
+    unit = Unit(Rules(), now=0)
+    unit.boot(switch_on=True, saved=None, t=0)
+    unit.notice(RefusedScreen("auction.min_s", 0, last_good=False), 1_000)
+    unit.reconfigure(Rules(), 2_000)
+    assert isinstance(unit.snapshot().screen, HourScreen), "the file is good now"
+
+
+def test_a_reload_keeps_its_file_as_the_last_good_one(tmp_path: Path) -> None:
+    """Issue 38: the copy was made at start only, so a file reloaded good, then broken,
+    played the start's settings after a restart."""
+    unit_end, tester_end = cable()
+    config = tmp_path / "config.toml"
+    head = f'[console]\nport = "{unit_end}"\n'
+    config.write_text(head + GOOD)  # French
+    state = tmp_path / "state"
+    state.mkdir()
+    copy = state / fallback.COPY
+
+    def settings(fd: int) -> bytes:
+        os.write(fd, b"SETTINGS\n")
+        got = b""
+        while not got.endswith(b"\n"):
+            got += os.read(fd, 4096)
+        return got
+
+    unit = run_unit(config, "--or-last-good", STATE_DIRECTORY=str(state))
+    fd = os.open(tester_end, os.O_RDWR | os.O_NOCTTY)
+    try:
+        config.write_text(head + GOOD.replace('"fr"', '"en"'))
+        unit.send_signal(signal.SIGHUP)
+        deadline = time.monotonic() + 30
+        while b'"en"' not in copy.read_bytes():
+            settings(fd)  # a round trip through the unit's loop paces the wait
+            assert time.monotonic() < deadline, "".join(unit.log)
+    finally:
+        unit.terminate()
+        assert unit.finish() == 0
+    config.write_text(head + BAD)
+    unit = run_unit(config, "--or-last-good", STATE_DIRECTORY=str(state))
+    try:
+        assert b'"language":"en"' in settings(fd), "the file last read good: the reload's"
+    finally:
+        os.close(fd)
+        unit.terminate()
+        assert unit.finish() == 0
 
 
 def test_the_service_plays_on_with_a_refused_file_and_says_so(tmp_path: Path) -> None:

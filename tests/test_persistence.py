@@ -530,11 +530,11 @@ def test_a_lock_planted_as_anything_but_a_file_is_set_aside_and_the_lock_holds(
 
 
 def test_a_unit_that_cannot_lock_leaves_other_writers_temp_files_alone(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (tmp_path / store.LOCK).mkdir()
-    (tmp_path / f"{store.LOCK}.bad").mkdir()
-    (tmp_path / f"{store.LOCK}.bad" / "x").touch()  # nor can it be set aside: not empty
+    # nor can it be set aside (a read-only card, where root too is refused)
+    monkeypatch.setattr(store, "set_aside", lambda path: "not set aside: Read-only file system")
     temp = tmp_path / f".{store.FILENAME}.abc123.tmp"
     temp.write_bytes(b"another writer's, mid-save")
     with caplog.at_level(logging.ERROR):

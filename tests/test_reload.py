@@ -110,7 +110,7 @@ def test_a_reload_that_fails_in_any_way_keeps_the_unit_and_its_config(
     def broken(path: object) -> object:
         raise RecursionError("maximum recursion depth exceeded")
 
-    monkeypatch.setattr(config, "load", broken)
+    monkeypatch.setattr(config, "load_raw", broken)
     assert board._reread(Path("config.toml")) is None
     assert "config not reloaded" in caplog.text and "RecursionError" in caplog.text
 
@@ -128,9 +128,9 @@ def test_the_loop_goes_on_while_a_reload_reads_and_checks_the_file(
     def slow(path: object) -> object:
         reading.set()
         release.wait(30)
-        return slow_file
+        return slow_file, None
 
-    monkeypatch.setattr(config, "load", slow)
+    monkeypatch.setattr(config, "load_raw", slow)
     clock = VirtualClock()
     with Board(parse({}, "a"), clock, pin_factory=mock_factory(), panel=None) as board:
         board.reread_on_reload(None)  # as `cityunit run` does
@@ -162,9 +162,9 @@ def test_a_burst_of_reloads_is_one_reader_and_one_more_read_and_closing_joins_it
         reads.append(path)
         reading.set()
         release.acquire(timeout=30)
-        return parse({}, "again.toml")
+        return parse({}, "again.toml"), None
 
-    monkeypatch.setattr(config, "load", slow)
+    monkeypatch.setattr(config, "load_raw", slow)
     with Board(parse({}, "a"), VirtualClock(), pin_factory=mock_factory(), panel=None) as board:
         board.reread_on_reload(None)
         board.runtime.inbox.put(Reload())

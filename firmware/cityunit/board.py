@@ -84,12 +84,13 @@ def _differences(a: Config, b: Config) -> list[tuple[str, str]]:
     ]
 
 
-def _reread(path: Path | None) -> Config | None:
-    """The file read again, or None after a log line saying why the unit keeps its config."""
-    from cityunit.config import ConfigError, load
+def _reread(path: Path | None) -> tuple[Config, bytes | None] | None:
+    """The file read again, with its bytes (None: the defaults, no file), or None after a
+    log line saying why the unit keeps its config."""
+    from cityunit.config import ConfigError, load_raw
 
     try:
-        return load(path)
+        return load_raw(path)
     except ConfigError as e:
         log.error("config not reloaded, the unit keeps the one it has: %s", " | ".join(e.lines))
     except Exception as e:  # a file the checks missed must not stop a game in play
@@ -105,8 +106,10 @@ class _Rereader:
     Reloads asked for while it reads come to one more read: a burst of SIGHUPs is neither
     a burst of threads nor of reads."""
 
-    def __init__(self, path: Path | None, deliver: Callable[[Config], None]) -> None:
-        self._path, self._deliver = path, deliver
+    def __init__(
+        self, path: Path | None, deliver: Callable[[Config], None], keep: Callable[[bytes], None]
+    ) -> None:
+        self._path, self._deliver, self._keep = path, deliver, keep
         self._cond = threading.Condition()
         self._asked = self._closing = False
         self._thread = threading.Thread(target=self._read, name="config-reload", daemon=True)
@@ -124,9 +127,12 @@ class _Rereader:
                 if self._closing:
                     return
                 self._asked = False
-            config = _reread(self._path)
-            if config is not None:
+            read = _reread(self._path)
+            if read is not None:
+                config, raw = read
                 self._deliver(config)
+                if raw is not None:
+                    self._keep(raw)
 
     def close(self) -> None:
         with self._cond:
@@ -205,13 +211,16 @@ class Board:
         log.info("console on %s", system.console_port)
         self.serve(link)
 
-    def reread_on_reload(self, path: Path | None) -> None:
+    def reread_on_reload(
+        self, path: Path | None, keep: Callable[[bytes], None] = lambda raw: None
+    ) -> None:
         """Each Reload (SIGHUP: `systemctl reload cityunit`) reads `path` again (None: the
         system's file) off the loop, since a 64 KiB file takes a Pi Zero a second and the
-        LED and the clock must not wait; what it gives is applied on the loop, in its turn.
-        A bad file changes nothing, and says why."""
+        LED and the clock must not wait; what it gives is applied on the loop, in its turn,
+        and its bytes handed to `keep` (the service's last good copy). A bad file changes
+        nothing, and says why."""
         rereader = _Rereader(
-            path, lambda config: self.runtime.call(partial(self.apply_config, config))
+            path, lambda config: self.runtime.call(partial(self.apply_config, config)), keep
         )
         self._opened.callback(rereader.close)
         self.runtime.on_reload = rereader.ask

@@ -132,7 +132,9 @@ def _add_tools(sub: Commands) -> None:
     console = sub.add_parser("console", help="talk to a unit's console (serial port, pty or URL)")
     console.add_argument("port", help="e.g. /dev/ttyACM0, /dev/pts/5, socket://host:port")
     console.add_argument(
-        "--baudrate", type=within(int, 50, 4_000_000), default=115200,
+        "--baudrate",
+        type=within(int, 50, 4_000_000),
+        default=115200,
         help="a serial port's speed (default 115200, the unit's); a pty or URL ignores it",
     )
     console.add_argument(

@@ -22,8 +22,8 @@ SHORT = 20  # characters of a reason shown on the screen's line (the renderer fi
 
 def keep(raw: bytes | None, state_dir: Path | None) -> None:
     """The bytes of a file found good kept in `state_dir`, written only when they differ
-    from the copy there (no write at each boot); a copy that is not a regular file, a
-    planted link say, is replaced."""
+    from the copy there (no write at each boot); a copy that is not a regular file (a
+    planted link, a directory) is set aside first."""
     if raw is None or state_dir is None:
         return
     copy = state_dir / COPY
@@ -31,9 +31,8 @@ def keep(raw: bytes | None, state_dir: Path | None) -> None:
         if files.read(copy, MAX_BYTES, follow=False) == raw:
             return
     try:
-        with contextlib.suppress(FileNotFoundError):
-            if copy.is_symlink() or not copy.is_file():
-                copy.unlink()
+        if copy.is_symlink() or (copy.exists() and not copy.is_file()):
+            log.warning("%s: not a regular file; %s", copy, store.set_aside(copy))
         store.save_atomic(copy, raw)
     except OSError as e:
         log.warning("config's last good copy not kept in %s: %s", state_dir, e.strerror or e)

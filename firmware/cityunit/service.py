@@ -7,7 +7,8 @@ import contextlib
 import logging
 import sys
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -69,6 +70,15 @@ def _config_or_last_good(path: Path | None) -> tuple[Config, Screen | None]:
         return fallback.instead(e, str(file_to_read(path)), kept)
     fallback.keep(raw, kept)
     return config, None
+
+
+def _keeper(or_last_good: bool) -> Callable[[bytes], None]:
+    """Where a file read good goes, at start and at each reload: the last good copy, for
+    --or-last-good (the service's way)."""
+    from cityunit import fallback
+
+    kept = systemd_state_dir() if or_last_good else None
+    return partial(fallback.keep, state_dir=kept)
 
 
 def _leave_off(path: Path | None, or_last_good: bool) -> int:
@@ -138,7 +148,7 @@ def _serve(
         return 2
     with board:
         board.serve_console()
-        board.reread_on_reload(args.config)
+        board.reread_on_reload(args.config, _keeper(args.or_last_good))
         if refused is not None:
             board.runtime.call(lambda: board.unit.notice(refused, clock.now_ms()))
         pwm = ", ".join(board.parts.hardware_pwm) or "none (software PWM for the buzzer and LED)"

@@ -13,6 +13,7 @@ import fcntl
 import json
 import logging
 import os
+import shutil
 import stat
 import tempfile
 import threading
@@ -136,6 +137,22 @@ def _valid(data: dict[str, Any]) -> bool:
     )
 
 
+def set_aside(path: Path) -> str:
+    """`path`, whatever it is (a file, a link, a FIFO, a directory), renamed to its name
+    and .bad for a person to look at, an older .bad replaced: the unit's own files never
+    stay blocked by something planted in their place. What became of it, in words."""
+    aside = path.with_name(f"{path.name}.bad")
+    try:
+        if aside.is_dir() and not aside.is_symlink():
+            shutil.rmtree(aside)
+        else:
+            aside.unlink(missing_ok=True)
+        os.replace(path, aside)
+    except OSError as e:
+        return f"not set aside: {e.strerror or e}"
+    return f"set aside as {aside.name}"
+
+
 def _lock(directory: Path) -> int | None:
     """The directory's lock, held until its descriptor closes (a kill -9 closes it too);
     Busy if another process holds it. Anything but a regular file planted in its place
@@ -146,8 +163,7 @@ def _lock(directory: Path) -> int | None:
     try:
         with contextlib.suppress(FileNotFoundError):
             if not stat.S_ISREG(path.lstat().st_mode):
-                os.replace(path, path.with_name(f"{LOCK}.bad"))
-                log.warning("%s: not a regular file; set aside as %s.bad", path, LOCK)
+                log.warning("%s: not a regular file; %s", path, set_aside(path))
         flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
         fd = os.open(path, flags, 0o644)
     except OSError as e:
@@ -230,13 +246,7 @@ class Saver:
         try:
             return read(self.path)
         except Unusable as e:
-            aside = self.path.with_name(ASIDE)
-            try:
-                os.replace(self.path, aside)
-                kept = f"kept as {aside.name}"
-            except OSError as err:
-                kept = f"not set aside: {err.strerror or err}"
-            log.warning("%s: %s; starting afresh (%s)", self.path, e, kept)
+            log.warning("%s: %s; starting afresh (%s)", self.path, e, set_aside(self.path))
             return None
 
     def save(self, state: dict[str, Any]) -> None:

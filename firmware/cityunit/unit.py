@@ -176,6 +176,7 @@ class Unit(modes.Context):
         self.advance(t)
         self.game.reconfigure(rules)
         self.mode.rules_changed()
+        self.notices.end()  # a refused file's notice: this one was read good
         self._changed()
 
     def notice(self, screen: Screen, t: int) -> None:
