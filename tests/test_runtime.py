@@ -360,6 +360,26 @@ def test_a_sigterm_before_the_command_line_is_read_is_a_clean_stop(tmp_path: Pat
     start_with_a_sigterm(tmp_path, _signals_on_import(("cityunit.cli", "SIGTERM")))
 
 
+def test_a_ctrl_c_before_the_command_line_is_read_is_a_clean_stop(tmp_path: Path) -> None:
+    """Issue 38: a SIGINT between the entry point and the loop's handlers printed a
+    KeyboardInterrupt traceback; it is one of the early signals now."""
+    start_with_a_sigterm(tmp_path, _signals_on_import(("cityunit.cli", "SIGINT")))
+    start_with_a_sigterm(tmp_path, _signals_on_import(("cityunit.cli", "SIGINT")), "sim")
+
+
+def test_a_ctrl_c_early_in_a_command_that_serves_nothing_ends_it_quietly() -> None:
+    import subprocess
+    import sys
+
+    code = _signals_on_import(("cityunit.cli", "SIGINT"))
+    code += "sys.argv = ['cityunit', 'bench', '--quick']\nfrom cityunit.__main__ import main\n"
+    done = subprocess.run(
+        [sys.executable, "-c", f"import os, signal, sys\n{code}sys.exit(main())\n"],
+        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert (done.returncode, done.stderr) == (130, ""), done
+
+
 def test_a_sighup_during_start_up_is_not_a_kill_and_the_service_goes_on(tmp_path: Path) -> None:
     """`systemctl reload` right after a start: the default action ended the service (and
     systemd counts a SIGHUP death as clean, so it stayed down). The file is about to be read."""

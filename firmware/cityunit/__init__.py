@@ -8,4 +8,4 @@ import signal
 
 # The stop signals the `cityunit` command catches first thing (__main__.py), before it has
 # read its command line; the commands that do not run a unit give them back (cli.py).
-EARLY = (signal.SIGTERM, signal.SIGHUP)
+EARLY = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)

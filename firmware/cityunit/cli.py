@@ -156,7 +156,8 @@ def main(argv: list[str] | None = None, early: list[int] | None = None) -> int:
     args.early = [] if early is None else early
     if early is not None and args.command not in SERVING:  # the others keep the defaults
         for sig in EARLY:  # as they were before __main__ caught them
-            signal.signal(sig, signal.SIG_DFL)
+            default = signal.default_int_handler if sig == signal.SIGINT else signal.SIG_DFL
+            signal.signal(sig, default)
         if early:
             signal.raise_signal(early[0])
     return command(args)
