@@ -5,15 +5,20 @@ port here is a few lines of script, answering in the client's own threads."""
 from __future__ import annotations
 
 import json
+import os
 import queue
+import subprocess
+import sys
 import threading
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
 from cityunit import client as client_module
 from cityunit.client import Client, ProtocolError
 
+ROOT = Path(__file__).resolve().parents[1]
 STATE = {"power": "off", "mode": "off", "clock": "real", "t_ms": 0}
 
 
@@ -163,3 +168,26 @@ def test_a_screen_reply_that_is_no_picture_of_its_size_is_refused(reply: str) ->
         port.answer = unit(lambda line: [reply] if line == "SCREEN" else None)
         with pytest.raises(ProtocolError, match="SCREEN"):
             c.screen()
+
+
+def test_a_type_checker_catches_a_mistyped_button_switch_part_or_state_key(
+    tmp_path: Path,
+) -> None:
+    """Issue 38: the client took plain str, and mypy --strict passed each of these."""
+    script = tmp_path / "script.py"
+    script.write_text(
+        "from cityunit.client import Client\n\n\ndef play(unit: Client) -> None:\n"
+        '    unit.press("auctoin")\n    unit.switch("maybe")\n    unit.fault("displya", "gone")\n'
+        '    print(unit.state()["mdoe"])\n'
+        '    unit.press("auction")\n    unit.fault("bus", 3)\n    print(unit.state()["mode"])\n'
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(tmp_path / "cache"),
+         str(script)],
+        env={**os.environ, "MYPYPATH": str(ROOT / "firmware")}, capture_output=True, text=True,
+        timeout=120,
+    )  # fmt: skip
+    errors = [
+        line.split(": error: ")[0] for line in done.stdout.splitlines() if ": error: " in line
+    ]
+    assert errors == [f"{script}:{n}" for n in (5, 6, 7, 8)], done.stdout

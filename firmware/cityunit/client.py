@@ -25,7 +25,7 @@ import threading
 from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, Literal, Self, TypedDict
 
 from cityunit import spawn
 from cityunit.events import EventKind
@@ -38,6 +38,30 @@ SYNC_REPLIES = 200  # lines a port may answer before HELP's reply: more, and it 
 SCREEN_MAX = 1024  # a SCREEN reply's largest side: a unit's screens are 128 x 64
 STEP_MS = 1_000  # how far wait_for advances a virtual clock at a time
 EVENTS = frozenset({*map(str, EventKind), "dropped"})  # every event a unit can send
+
+
+# What the commands take, as a type checker sees them: `press("auctoin")` is its error.
+Button = Literal["auction", "build"]
+Contact = Literal["auction", "build", "power"]
+Level = Literal["low", "high"]
+Part = Literal["display", "bus", "save", "power"]
+
+
+class State(TypedDict):
+    """STATE's reply (docs/protocol.md): the unit now."""
+
+    power: Literal["on", "off"]
+    mode: Literal["off", "idle", "auction", "permit", "hour_end", "settings", "shutdown"]
+    hour: int
+    hour_elapsed_ms: int
+    paused: bool
+    led: float
+    tone_hz: float | None
+    permit: int | Literal["station"] | None
+    volume: Literal["off", "low", "medium", "high"]
+    screen: list[str]
+    clock: Literal["real", "virtual"]
+    t_ms: int
 
 
 class ProtocolError(Exception):
@@ -59,17 +83,17 @@ class _SimulatorCommands:
     def send(self, line: str, timeout_s: float = REPLY_TIMEOUT_S) -> str:
         raise NotImplementedError  # the Client's
 
-    def edge(self, contact: str, level: str) -> None:
+    def edge(self, contact: Contact, level: Level) -> None:
         """Simulator only: a raw level on a contact's pin ('auction', 'build' or 'power';
         'low': closed, 'high': open), debounced by the unit as a real contact's edge."""
         self.ok(f"EDGE {contact} {level}")
 
-    def fault(self, *words: str) -> None:
+    def fault(self, part: Part, what: str | int) -> None:
         """Simulator only: a part broken or mended on purpose (FAULT): `fault("display",
-        "gone")`, `("display", "back")`, `("bus", "3")` (its next 3 writes fail),
-        `("save", "fail")`, `("save", "ok")`, `("save", "3")` (the next 3 saves fail),
+        "gone")`, `("display", "back")`, `("bus", 3)` (its next 3 writes fail),
+        `("save", "fail")`, `("save", "ok")`, `("save", 3)` (the next 3 saves fail),
         `("power", "cut")` (the unit starts again from its last save)."""
-        self.ok("FAULT " + " ".join(words))
+        self.ok(f"FAULT {part} {what}")
 
     def seed(self, seed: int) -> None:
         """Simulator only: reseed what picks auction lengths and permit draws."""
@@ -272,16 +296,16 @@ class Client(_SimulatorCommands):
 
     # ----- the commands ----------------------------------------------------------------
 
-    def press(self, button: str) -> None:
+    def press(self, button: Button) -> None:
         """A short press of 'auction' or 'build'."""
         self.ok(f"PRESS {button}")
 
-    def hold(self, button: str, ms: int) -> None:
+    def hold(self, button: Button, ms: int) -> None:
         """A press held `ms` of unit time (1500 or more: a long press); on a real clock the
         reply comes at the release."""
         self.ok(f"HOLD {button} {ms}", timeout_s=REPLY_TIMEOUT_S + ms / 1000)
 
-    def switch(self, on: bool | str) -> None:
+    def switch(self, on: bool | Literal["on", "off"]) -> None:
         """The power switch: True or "on", False or "off" (anything else is a ValueError:
         any truthy value, "off" too, used to switch it ON)."""
         words = {True: "ON", False: "OFF", "on": "ON", "off": "OFF"}
@@ -290,9 +314,9 @@ class Client(_SimulatorCommands):
             raise ValueError(f"switch takes True, False, 'on' or 'off', not {on!r}")
         self.ok(f"SWITCH {words[key]}")
 
-    def state(self) -> dict[str, Any]:
+    def state(self) -> State:
         """The unit's STATE, with `clock` ('virtual' or 'real') and `t_ms`, its time now."""
-        state: dict[str, Any] = json.loads(self.ok("STATE"))
+        state: State = json.loads(self.ok("STATE"))
         return state
 
     def settings(self) -> dict[str, str]:
