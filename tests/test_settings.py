@@ -47,6 +47,20 @@ def test_a_long_build_press_opens_the_menu_and_the_buttons_work_it() -> None:
     assert table.events("permit") == [] and table.events("auction.start") == []
 
 
+def test_both_buttons_held_in_the_menu_do_not_pause_the_game_unseen() -> None:
+    """Issue 38: the chord paused the clock while the menu stayed on the screen, with no
+    sign of it until the menu timed out."""
+    table = Table()
+    table.hold(B, 1_600)
+    table.unit.press(A, table.t)
+    table.unit.press(B, table.t + 30)
+    table.wait(1_600)
+    table.unit.release(A, table.t)
+    table.unit.release(B, table.t)
+    assert table.state()["mode"] == "settings" and table.state()["paused"] is False
+    assert table.events("pause") == []
+
+
 def test_the_menu_walks_every_item_and_wraps() -> None:
     table = Table()
     table.hold(B, 1_600)

@@ -47,6 +47,10 @@ class Menu(Mode):
     def screen(self, now: int) -> Screen:
         return menu_page(self._item, self.unit.game.rules, self.unit.game.history)
 
+    def chord(self) -> None:
+        """Both held in the menu: nothing. The pause is the game's screen's, where PAUSED
+        shows; here it paused the clock unseen, the menu still on show."""
+
     def ahead(self, now: int) -> list[Screen]:
         """BUILD's next item; AUCTION's next choice of a setting."""
         rules, history, item = self.unit.game.rules, self.unit.game.history, ITEMS[self._item]
