@@ -19,69 +19,38 @@ from __future__ import annotations
 import base64
 import itertools
 import json
-import queue
 import sys
-import threading
 from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Self, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, Self
 
 from cityunit import spawn
 from cityunit.events import EventKind
+from cityunit.wire import (
+    REPLY_TIMEOUT_S,
+    Button,
+    Contact,
+    Level,
+    Part,
+    ProtocolError,
+    State,
+    Wire,
+)
+
+__all__ = ["REPLY_TIMEOUT_S", "Button", "Client", "ProtocolError", "State"]
 
 if TYPE_CHECKING:
     from PIL import Image
 
-REPLY_TIMEOUT_S = 30.0
-SYNC_REPLIES = 200  # lines a port may answer before HELP's reply: more, and it is no unit
 SCREEN_MAX = 1024  # a SCREEN reply's largest side: a unit's screens are 128 x 64
 STEP_MS = 1_000  # how far wait_for advances a virtual clock at a time
 EVENTS = frozenset({*map(str, EventKind), "dropped"})  # every event a unit can send
 
 
-# What the commands take, as a type checker sees them: `press("auctoin")` is its error.
-Button = Literal["auction", "build"]
-Contact = Literal["auction", "build", "power"]
-Level = Literal["low", "high"]
-Part = Literal["display", "bus", "save", "power"]
-
-
-class State(TypedDict):
-    """STATE's reply (docs/protocol.md): the unit now."""
-
-    power: Literal["on", "off"]
-    mode: Literal["off", "idle", "auction", "permit", "hour_end", "settings", "shutdown"]
-    hour: int
-    hour_elapsed_ms: int
-    paused: bool
-    led: float
-    tone_hz: float | None
-    permit: int | Literal["station"] | None
-    volume: Literal["off", "low", "medium", "high"]
-    screen: list[str]
-    clock: Literal["real", "virtual"]
-    t_ms: int
-
-
-class ProtocolError(Exception):
-    """The unit answered ERR: `code` is one of the protocol's error codes."""
-
-    def __init__(self, command: str, reply: str) -> None:
-        parts = reply.split(" ", 2)
-        self.code = parts[1] if len(parts) > 1 else ""
-        super().__init__(f"{command!r} -> {reply!r}")
-
-
-class _SimulatorCommands:
+class _SimulatorCommands(Wire):
     """The commands only a simulator answers (a real unit refuses them: ERR not-allowed):
     SEED, and protocol 1.2's SCREEN, EDGE and FAULT."""
-
-    def ok(self, line: str, timeout_s: float = REPLY_TIMEOUT_S) -> str:
-        raise NotImplementedError  # the Client's
-
-    def send(self, line: str, timeout_s: float = REPLY_TIMEOUT_S) -> str:
-        raise NotImplementedError  # the Client's
 
     def edge(self, contact: Contact, level: Level) -> None:
         """Simulator only: a raw level on a contact's pin ('auction', 'build' or 'power';
@@ -145,21 +114,7 @@ class Client(_SimulatorCommands):
     ) -> None:
         """`said`: what the other end says on its own (a simulator's stderr), which every
         error the connection ends in carries."""
-        self._write, self._close, self._said = write, close, said
-        self._replies: queue.Queue[str | None] = queue.Queue()
-        self._arrived = threading.Condition()
-        self.events: list[dict[str, Any]] = []  # every event received, in order
-        self.event_lines: list[str] = []  # the same, as the lines that carried them
-        self._waited: set[int] = set()  # the events `wait_for` returned already
-        self._by_name: dict[str, list[int]] = {}  # each event's place in `events`, by name
-        self._cursor: dict[str, int] = {}  # by name: where in _by_name the unreturned begin
-        self.dropped_lines = 0  # event lines that were no event (not JSON, no name): dropped
-        self._ended: BaseException | None = None  # why the reader stopped, if it failed
-        self._late = False  # a reply timed out: it may still come, before the next one's
-        self._stopped = False  # the reader has stopped: no line will come any more
-        self.closed = False
-        self._reading = threading.Thread(target=self._reader, args=(read,), daemon=True)
-        self._reading.start()
+        super().__init__(write, read, close, said)
         try:
             self._sync()
             self.ok("EVENTS ON")
@@ -212,88 +167,6 @@ class Client(_SimulatorCommands):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def close(self) -> None:
-        """The connection ends; a simulator sees the end of its input and exits (killed
-        after spawn.WAIT_S s). Idempotent."""
-        if not self.closed:
-            self.closed = True
-            self._close()
-
-    # ----- lines -----------------------------------------------------------------------
-
-    def _reader(self, read: Callable[[], bytes]) -> None:
-        """Lines to replies and events until the other end closes; however it stops,
-        every call waiting on it is told at once (a reply's None, the events' notify)."""
-        buffer = b""
-        try:
-            while data := read():
-                buffer += data
-                *lines, buffer = buffer.split(b"\n")
-                for raw in lines:
-                    self._line(raw.decode("utf-8", "replace").rstrip("\r"))
-        except BaseException as e:  # a bug of ours: said by every call, not lost
-            self._ended = e
-        finally:
-            self._replies.put(None)
-            with self._arrived:
-                self._stopped = True
-                self._arrived.notify_all()
-
-    def _line(self, line: str) -> None:
-        if not line.startswith("EVT "):
-            self._replies.put(line)
-            return
-        event = _event(line)
-        with self._arrived:
-            if event is None:
-                self.dropped_lines += 1
-                return
-            self.event_lines.append(line)
-            self._by_name.setdefault(event["event"], []).append(len(self.events))
-            self.events.append(event)
-            self._arrived.notify_all()
-
-    def _gone(self) -> ConnectionError:
-        """The error for a connection whose reader has stopped, with why."""
-        if self._ended is not None:
-            return ConnectionError(f"the connection's reader failed: {self._ended!r}")
-        said = self._said().strip()
-        return ConnectionError(
-            "the unit closed the connection" + (f"; it said:\n{said}" if said else "")
-        )
-
-    def send(self, line: str, timeout_s: float = REPLY_TIMEOUT_S) -> str:
-        """One command; its reply line as it came (OK ... or ERR ...). After a reply that
-        timed out, the line is first synchronised again (`_sync`): a late reply is never
-        taken for the next command's."""
-        if self._late:
-            self._sync()
-        self.send_bytes(line.encode() + b"\n")
-        return self.reply(timeout_s)
-
-    def send_bytes(self, data: bytes) -> None:
-        """Raw bytes, for tests of the protocol itself; read each reply with `reply`."""
-        self._write(data)
-
-    def reply(self, timeout_s: float = REPLY_TIMEOUT_S) -> str:
-        """The next reply line."""
-        try:
-            reply = self._replies.get(timeout=timeout_s)
-        except queue.Empty:
-            self._late = True
-            raise TimeoutError(f"no reply within {timeout_s} s") from None
-        if reply is None:
-            self._replies.put(None)  # for every call after this one too
-            raise self._gone()
-        return reply
-
-    def ok(self, line: str, timeout_s: float = REPLY_TIMEOUT_S) -> str:
-        """One command that must succeed: what follows OK ('' for a bare OK)."""
-        reply = self.send(line, timeout_s)
-        if reply != "OK" and not reply.startswith("OK "):
-            raise ProtocolError(line, reply)
-        return reply[3:]
-
     # ----- the commands ----------------------------------------------------------------
 
     def press(self, button: Button) -> None:
@@ -331,31 +204,6 @@ class Client(_SimulatorCommands):
     def advance(self, ms: int) -> None:
         """Virtual clock only: run every deadline up to `ms` from now."""
         self.ok(f"ADVANCE {ms}")
-
-    def _sync(self) -> None:
-        """Skip what is not an answer to us: a serial line may hold what an earlier client
-        left (a partial line, ended by the newline; replies nobody read), and replies that
-        came after their commands timed out. One HELP, its reply awaited past the others
-        (a unit answers in order); a port that answers otherwise (an echo, a modem, a
-        shell) is said to be no cityunit's, within SYNC_REPLIES lines or a reply's time."""
-        self._late = False
-        self.send_bytes(b"\nHELP\n")
-        heard: list[str] = []
-        while len(heard) < SYNC_REPLIES:
-            try:
-                reply = self.reply()
-            except TimeoutError:
-                if not heard:
-                    raise
-                self._late = True
-                break
-            if reply.startswith("OK PING"):
-                return
-            heard.append(reply)
-        raise ConnectionError(
-            f"this port answers, but not as a cityunit does: it said {heard[:3]!r}"
-            + (f" and {len(heard) - 3} lines more" if len(heard) > 3 else "")
-        )
 
     def fresh(self) -> None:
         """Start from a known state: a simulator goes back to power-on (RESET); a real unit
@@ -450,13 +298,3 @@ class Client(_SimulatorCommands):
         if match is None:
             raise TimeoutError(f"no {event}{f' {fields}' if fields else ''} within {within_ms} ms")
         return match
-
-
-def _event(line: str) -> dict[str, Any] | None:
-    """An event line's object; None for a line that is no event: not JSON (too deep for
-    the parser too), not an object, or with no name."""
-    try:
-        event = json.loads(line[4:])
-    except (ValueError, RecursionError):
-        return None
-    return event if isinstance(event, dict) and isinstance(event.get("event"), str) else None
