@@ -20,7 +20,7 @@ import base64
 import itertools
 import json
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Self
@@ -105,23 +105,9 @@ class Client(_SimulatorCommands):
     """One console connection. Use `Client.simulator(...)` or `Client.port(...)`, as a
     context manager (leaving it closes the connection and ends a simulator)."""
 
-    def __init__(
-        self,
-        write: Callable[[bytes], object],
-        read: Callable[[], bytes],
-        close: Callable[[], None],
-        said: Callable[[], str] = lambda: "",
-    ) -> None:
-        """`said`: what the other end says on its own (a simulator's stderr), which every
-        error the connection ends in carries."""
-        super().__init__(write, read, close, said)
-        try:
-            self._sync()
-            self.ok("EVENTS ON")
-            state = self.state()
-        except Exception:
-            self.close()  # a simulator that did not start is not left running
-            raise
+    def _connected(self) -> None:
+        """What the unit is: its clock, whether it is a simulator, its time now."""
+        state = self.state()
         self.virtual: bool = state["clock"] == "virtual"
         self.is_simulator: bool | None = self._asked_simulator()  # None: an older unit
         self.t0: int = state["t_ms"]  # unit time at the start (or at `fresh()`)

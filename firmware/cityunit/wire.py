@@ -74,6 +74,16 @@ class Wire:
         self.closed = False
         self._reading = threading.Thread(target=self._reader, args=(read,), daemon=True)
         self._reading.start()
+        try:
+            self._sync()
+            self.ok("EVENTS ON")
+            self._connected()
+        except Exception:
+            self.close()  # a simulator that did not start is not left running
+            raise
+
+    def _connected(self) -> None:
+        """In step with the unit, its events on: what a subclass learns of it first."""
 
     def close(self) -> None:
         """The connection ends; a simulator sees the end of its input and exits (killed
