@@ -34,7 +34,7 @@ REFUSED = [
     (["--clock", "virtual", "--terminal"], "--clock virtual needs --headless"),
     (
         ["--record", "x.gif", "--headless"],
-        "--record saves the window (--window or --demo), not the headless",
+        "--record saves the window (--window or --demo), not the headless simulator",
     ),
     (
         ["--record", "x.gif", "--terminal"],
@@ -77,6 +77,16 @@ def test_a_number_out_of_its_range_is_refused_by_the_command_line(
         stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert done.returncode == 2 and why in done.stderr and "Traceback" not in done.stderr, done
+
+
+def test_an_unknown_option_is_said_with_its_commands_usage() -> None:
+    """Issue 38: `cityunit sim --bogus` printed the top-level usage."""
+    done = subprocess.run(
+        [sys.executable, "-m", "cityunit", "sim", "--bogus"],
+        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 2 and done.stderr.startswith("usage: cityunit sim "), done.stderr
+    assert "cityunit sim: error: unrecognized arguments: --bogus" in done.stderr
 
 
 def test_every_number_the_command_line_takes_has_a_range() -> None:

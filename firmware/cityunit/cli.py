@@ -145,7 +145,11 @@ def _add_tools(sub: Commands) -> None:
 def main(argv: list[str] | None = None, early: list[int] | None = None) -> int:
     """The command line; `early`, from cityunit/__main__.py, holds the stop signals caught
     before this was imported (None: the caller left the signals alone)."""
-    args = parser().parse_args(argv)
+    top = parser()
+    args, extra = top.parse_known_args(argv)
+    if extra:  # said by the command's own parser, with its usage, not the top one's
+        commands = next(a for a in top._actions if isinstance(a, argparse._SubParsersAction))
+        commands.choices[args.command].error(f"unrecognized arguments: {' '.join(extra)}")
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
         format="%(levelname)s %(name)s: %(message)s",

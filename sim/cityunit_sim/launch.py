@@ -69,7 +69,8 @@ def sim(args: argparse.Namespace) -> int:
         (args.console == "stdio" and shown,
          f"--console stdio is the headless simulator's; beside the {mode}, --console pty"),
         (args.record is not None and mode != "window",
-         f"--record saves the window (--window or --demo), not the {mode}"),
+         f"--record saves the window (--window or --demo), not the {mode}"
+         + " simulator" * (mode == "headless")),
         (folder is not None and not os.access(folder, os.W_OK),
          f"--record: cannot write in {folder}"),
         (mode == "window" and not args.demo and not has_display()
