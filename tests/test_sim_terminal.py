@@ -103,6 +103,18 @@ def curses_sim(rows: int, cols: int, *args: str) -> Iterator[tuple[int, pyte.Scr
         os.close(master)
 
 
+def test_the_console_pty_stays_in_the_header_however_many_events_come() -> None:
+    """Issue 38: the pty's path was an event line, pushed off by the next two events."""
+    with SimBoard(Config(), VirtualClock(), seed=2) as board:
+        term = Terminal(board, console="/dev/pts/7")
+        for _ in range(4):
+            term.key(" ")  # ON and OFF: events enough to scroll a note away
+            board.runtime.pump()
+        lines = term.lines(rows=24)
+        assert lines[0].startswith("┌─ MONOPOLY CITY unit · console /dev/pts/7 ─")
+        assert len(lines[0]) == len(lines[1]), "the box keeps its width"
+
+
 def test_the_curses_ui_runs_in_a_pty_and_takes_keys() -> None:
     with curses_sim(32, 100, "--seed", "2") as (master, screen):
         stream = pyte.ByteStream(screen)

@@ -133,10 +133,7 @@ def _simulate(
         if mode == "terminal":
             from cityunit_sim.terminal import Terminal
 
-            terminal = Terminal(board, speed)
-            if beside is not None:
-                terminal.note(f"console on {beside}")
-            return terminal.run()
+            return Terminal(board, speed, console=beside).run()
         return _headless(board, args.console or "stdio")
 
 
@@ -166,6 +163,7 @@ def _pty(board: SimBoard) -> str:
     link = PtyLink()
     board.serve(link, simulator=True)
     print(link.path, flush=True)
+    log.info("the console protocol on %s", link.path)
     return link.path
 
 

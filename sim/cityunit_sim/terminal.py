@@ -71,9 +71,11 @@ class Terminal:
     """The unit drawn with curses from what the loop posts; keys pressed on the pins as
     presses of set lengths."""
 
-    def __init__(self, board: SimBoard, speed: float = 1.0) -> None:
+    def __init__(self, board: SimBoard, speed: float = 1.0, console: str | None = None) -> None:
+        """`console`: the pty the console protocol is served on, shown in the header."""
         self.board = board
         self.speed = speed
+        self.console = console
         self.log: deque[str] = deque(maxlen=EVENTS)
         self._releases: list[tuple[int, str]] = []
         board.runtime.on_event(self._event)
@@ -129,7 +131,8 @@ class Terminal:
         now_ms = board.clock.now_ms()
         now, elapsed = now_ms // 1000, snapshot.clock.elapsed(now_ms) // 1000
         oled = braille(board.oled_image)
-        out = ["┌─ MONOPOLY CITY unit " + "─" * 43 + "┐"]
+        title = "┌─ MONOPOLY CITY unit " + (f"· console {self.console} " if self.console else "")
+        out = [title + "─" * max(1, 65 - len(title)) + "┐"]
         if columns < WIDE:
             out.insert(0, f" {columns} columns: the screen needs {WIDE}, widen it")
         out += [f"│{row}│" for row in oled]
