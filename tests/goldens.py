@@ -12,6 +12,7 @@ from cityunit.screens import (
     HourEndScreen,
     HourScreen,
     MenuScreen,
+    NotHaltedScreen,
     PermitScreen,
     RefusedScreen,
     ShutdownScreen,
@@ -54,6 +55,7 @@ SCREENS = {
     "still-on": StillOnScreen(),
     "still-on-timed": StillOnScreen(30),
     "switch-off": SwitchOffScreen(),
+    "not-halted": NotHaltedScreen(),
     "refused": RefusedScreen("auction.min_s", 2, last_good=True),
     "refused-defaults": RefusedScreen("line 12", 0, last_good=False),
     "menu-history": MenuScreen(

@@ -251,6 +251,19 @@ def test_a_clean_stop_saves_the_time_played_up_to_the_signal(make_rig, tmp_path:
     assert saved is not None and saved["hour_elapsed_ms"] == 4_700
 
 
+def test_the_shutdown_gesture_with_no_command_says_so_on_the_screen(make_rig) -> None:
+    """Issue 38: the screen went dark, the reason only on stderr (cut at 80 columns in
+    the terminal simulator)."""
+    rig = make_rig(Config())  # power.shutdown_command = [], the simulator's default
+    rig.pin(AUCTION).drive_low()
+    rig.pin(BUILD).drive_low()
+    rig.at(5_100)
+    assert "shutdown" in rig.names()
+    rig.at(8_000)  # past the confirmation
+    assert rig.runtime.shutdown_process is None
+    assert rig.unit.state()["screen"][:2] == ["NOT SHUT DOWN", "no shutdown"]
+
+
 def test_switching_on_during_the_shutdown_confirmation_cancels_the_shutdown(
     make_rig, tmp_path: Path
 ) -> None:

@@ -19,6 +19,7 @@ from cityunit.screens import (
     HourEndScreen,
     HourScreen,
     MenuScreen,
+    NotHaltedScreen,
     PermitScreen,
     RefusedScreen,
     Screen,
@@ -219,7 +220,7 @@ def _history(canvas: Canvas, permits: tuple[Permit, ...]) -> None:
 
 @paint.register
 def _title_and_three(
-    screen: StillOnScreen | RefusedScreen, canvas: Canvas, lines: list[str]
+    screen: StillOnScreen | RefusedScreen | NotHaltedScreen, canvas: Canvas, lines: list[str]
 ) -> None:
     _title(canvas, lines[0])
     for y, line in zip((20, 34, 48), lines[1:], strict=True):

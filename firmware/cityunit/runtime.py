@@ -27,6 +27,7 @@ from cityunit.display import Display
 from cityunit.events import OUTPUT_CHANGES, Event
 from cityunit.inbox import Inbox, Input, Reload, Stop, Work
 from cityunit.parts import Parts
+from cityunit.screens import NotHaltedScreen
 from cityunit.snapshot import Snapshot
 from cityunit.timers import earliest
 from cityunit.unit import SAVE_EVERY_MS, Unit
@@ -320,6 +321,7 @@ class Runtime:
         command = self._shutdown_command
         if not command:
             log.warning("safe shutdown asked, but power.shutdown_command is empty: not halting")
+            self.unit.notice(NotHaltedScreen(), self.unit.now)
             return
         log.info("safe shutdown: running %s", " ".join(command))
         try:

@@ -48,6 +48,10 @@ TEXT = {
         "line": "line {n}",
         "last_good": "last good settings",
         "defaults": "default settings",
+        "not_halted": "NOT SHUT DOWN",
+        "no_command": "no shutdown",
+        "command_in": "command in",
+        "the_config": "the config",
     },
     "fr": {
         "hour": "HEURE {n}",
@@ -84,6 +88,10 @@ TEXT = {
         "line": "ligne {n}",
         "last_good": "derniers bons réglages",
         "defaults": "réglages d'usine",
+        "not_halted": "PAS D'ARRÊT",
+        "no_command": "aucune commande",
+        "command_in": "d'arrêt dans",
+        "the_config": "la config",
     },
 }
 
@@ -248,6 +256,16 @@ class ShutdownScreen:
 
     def lines(self, lang: str) -> list[str]:
         return [TEXT[lang]["bye"]]
+
+
+@dataclass(frozen=True)
+class NotHaltedScreen:
+    """The safe-shutdown gesture on a unit with no `power.shutdown_command`: the Pi was not
+    halted, and why (the log says it too; a player sees only the screen)."""
+
+    def lines(self, lang: str) -> list[str]:
+        t = TEXT[lang]
+        return [t["not_halted"], t["no_command"], t["command_in"], t["the_config"]]
 
 
 @dataclass(frozen=True)
