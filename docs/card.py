@@ -3,7 +3,8 @@
     .venv/bin/python docs/card.py    rewrite docs/card.svg from README.md
 
 The card is the README's table `| you do | the unit does |` (section "Playing"), word
-for word, and the README's sentence on how the settings menu works, as an SVG page of
+for word but for the asides a player has no use for (a parenthesis naming a config key
+in `code`), and the README's sentence on how the settings menu works, as an SVG page of
 186 mm by at most 250 mm: it prints on one A4 or Letter sheet at 100 %, in black only.
 tests/test_docs.py fails when docs/card.svg is not what this makes from the README as
 it is, so the two cannot drift apart.
@@ -36,7 +37,6 @@ NOT_AFFILIATED = (
     "cityunit is not affiliated with or endorsed by Hasbro; "
     "MONOPOLY and MONOPOLY CITY are trademarks of Hasbro."
 )
-SOURCE = "Made by docs/card.py from README.md."
 MENU = "In the settings menu: "  # then the README's sentence on how it works
 
 # Millimetres. The page fits A4 (210 x 297) and Letter (215.9 x 279.4) with a printer's
@@ -90,6 +90,12 @@ def menu(readme: str) -> str:
 
 
 INLINE = re.compile(r"\*\*(.+?)\*\*|`([^`]+)`")
+ASIDE = re.compile(r" ?\([^()]*`[^`()]+`[^()]*\)")  # "(if `power.shutdown_command` is set)"
+
+
+def for_players(cell: str) -> str:
+    """A cell without its asides for the maker (a parenthesis that names a config key)."""
+    return ASIDE.sub("", cell)
 
 
 def runs(cell: str, plain: str = "") -> list[Run]:
@@ -209,7 +215,7 @@ def card(readme: str) -> str:
     for row in rows(readme):
         # A row the player does not make (a moment of the game) is set in italics.
         when = row.gesture.startswith("(") and row.gesture.endswith(")")
-        cells = (runs(row.gesture, "italic" if when else ""), runs(row.effect))
+        cells = (runs(row.gesture, "italic" if when else ""), runs(for_players(row.effect)))
         wrapped = [wrap(cell, room, body) for cell, room in zip(cells, rooms, strict=True)]
         for left, lines in zip((MARGIN, MARGIN + FIRST_COLUMN), wrapped, strict=True):
             for i, line in enumerate(lines):
@@ -221,9 +227,8 @@ def card(readme: str) -> str:
         y += lead
         out.append(text(MARGIN, y, line, body))
     y += PAD
-    for line in (NOT_AFFILIATED, SOURCE):
-        y += SIZE["foot"] * 1.8
-        out.append(text(MARGIN, y, [(line, "")], SIZE["foot"]))
+    y += SIZE["foot"] * 1.8
+    out.append(text(MARGIN, y, [(NOT_AFFILIATED, "")], SIZE["foot"]))
     height = round(y + SIZE["foot"] * 0.3 + MARGIN, 2)
     if height > MAX_HEIGHT:
         raise ValueError(f"the card is {height} mm high, more than a page's {MAX_HEIGHT} mm")
@@ -244,11 +249,18 @@ def card(readme: str) -> str:
     )  # fmt: skip
 
 
-def main() -> int:
+def main(argv: list[str]) -> int:
+    if argv in (["-h"], ["--help"]):
+        print(__doc__)
+        return 0
+    if argv:
+        print(f"docs/card.py takes no arguments (--help says what it does), not {argv}",
+              file=sys.stderr)  # fmt: skip
+        return 2
     CARD.write_text(card(README.read_text(encoding="utf-8")), encoding="utf-8")
     print(f"wrote {CARD.relative_to(ROOT)}")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

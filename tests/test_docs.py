@@ -124,12 +124,15 @@ def test_the_card_carries_every_row_word_for_word() -> None:
     lines = ("".join(t.itertext()) for t in svg.iter("{http://www.w3.org/2000/svg}text"))
     printed = " ".join(" ".join(lines).split())
     for row in rows:  # each row's gesture, then what the unit does, line after line
-        plain = " ".join(re.sub(r"\*\*|`", "", f"{row.gesture} {row.effect}").split())
+        effect = card.for_players(row.effect)
+        plain = " ".join(re.sub(r"\*\*|`", "", f"{row.gesture} {effect}").split())
         assert plain in printed
     menu = card.menu((ROOT / "README.md").read_text(encoding="utf-8"))
     assert menu.startswith("**BUILD** moves to the next item") and menu.endswith(".")
     assert card.MENU + menu.replace("**", "") in printed, "what the table's (below) means"
     assert card.NOT_AFFILIATED in printed
+    # issue 38: a player's card, no maker's asides nor where it was made
+    assert "shutdown_command" not in printed and "card.py" not in printed
 
 
 def test_the_card_fits_one_page_and_reads_from_across_the_table() -> None:
