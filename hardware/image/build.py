@@ -26,6 +26,7 @@ import hashlib
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -263,6 +264,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--raw", action="store_true",
                         help="only the raw image, in the cache: print its path")  # fmt: skip
     args = parser.parse_args(argv)
+    # A stop is a Ctrl-C's clean-up (the stage in hand unmounted and removed), whatever
+    # started this: a shell's background job inherits SIGINT ignored, and SIGTERM's
+    # default would leave the stage's mounts behind.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     why = missing_tools()
     if why:
         print(f"image: {why}", file=sys.stderr)
