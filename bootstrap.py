@@ -4,6 +4,7 @@
     python3 bootstrap.py sim [ARGS...]        the simulator (cityunit sim ARGS)
     python3 bootstrap.py test                 the whole test suite, what CI runs: the mock suite
                                               on every core, then the virtual Pi and the card
+                                              side by side
     python3 bootstrap.py test ARGS...         pytest ARGS, e.g. -m "not vm" -n auto (the mock
                                               suite alone, on every core) or -k auction
     python3 bootstrap.py hardware [ARGS...]   hardware/generate.py (the tables, schematic and
@@ -106,10 +107,11 @@ def ensure_tool(program: str) -> None:
 
 # The whole suite in two runs: the mock suite on every core (pytest-xdist; an idle worker
 # takes tests from a busy one's queue), so that its failures are told within its minutes;
-# then the QEMU tiers, one test after another (each shares one guest, one card), the
-# virtual Pi first, the card last.
+# then the QEMU tiers side by side, a worker each (tests/conftest.py groups them), each a
+# story in order: the virtual Pi's guests on one, the card (built, then booted) on the other.
 TIERS = (("the mock suite", ["-n", "auto", "--dist", "worksteal", "-m", "not vm"]),
-         ("the virtual Pi and the card", ["-m", "vm"]))  # fmt: skip
+         ("the virtual Pi and the card",
+          ["-n", "2", "--dist", "loadgroup", "-m", "vm"]))  # fmt: skip
 
 
 def test(python: Path, args: list[str]) -> int:

@@ -39,8 +39,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 TESTS = Path(__file__).resolve().parent
 # A folder of tests under QEMU: its place in the run, its markers, each test's timeout (s):
-# a boot, an install and a reboot under emulation; the card's first test may build it.
-TIERS = {"vm": (1, ("vm",), 1_500), "image": (2, ("vm", "image"), 3_600)}
+# a boot, an install and a reboot under emulation; the card's first test may build it
+# (Debian's packages under qemu-user: most of an hour on a machine that never built it).
+TIERS = {"vm": (1, ("vm",), 1_500), "image": (2, ("vm", "image"), 4_800)}
 TALLY = pytest.StashKey[str]()
 
 
@@ -51,6 +52,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "vm: runs under QEMU (tests/vm, tests/image); deselect with -m 'not vm'",
         "image: boots the SD-card image under QEMU (tests/image); also marked vm",
         "trixie: runs on the virtual Pi's Debian trixie guest too, after its bookworm one",
+        "xdist_group: the tests that share a worker (pytest-xdist's --dist loadgroup)",
     ):
         config.addinivalue_line("markers", line)
 
@@ -73,12 +75,15 @@ def tier(item: pytest.Item) -> str | None:
 
 
 def pytest_itemcollected(item: pytest.Item) -> None:
-    """A QEMU tier's markers (which -m selects by) and timeout, on each of its tests."""
+    """A QEMU tier's markers (which -m selects by) and timeout, on each of its tests, and
+    its group: under `--dist loadgroup` each tier is one worker's, a story in order, the
+    two side by side (each guest is one emulated machine: two use both cores)."""
     if (name := tier(item)) is not None:
         _, markers, timeout_s = TIERS[name]
         for marker in markers:
             item.add_marker(marker)
         item.add_marker(pytest.mark.timeout(timeout_s))
+        item.add_marker(pytest.mark.xdist_group(name))
 
 
 @pytest.hookimpl(trylast=True)

@@ -94,6 +94,8 @@ def sd_image(request: pytest.FixtureRequest) -> Path:
     if why:
         pytest.skip(why)
     background = request.config.stash.get(BUILDING, None)
+    if background is None and not image_build.ready():  # an xdist worker's: none started
+        background = request.config.stash[BUILDING] = Background()
     if background is not None and (said := background.failed()) is not None:
         pytest.fail(f"building the card image failed: {said}")
     try:
