@@ -6,7 +6,7 @@
 // renders them in place and fails on any overlap.
 
 part = "view";    // "base", "lid", "view" (case.png), "parts" (in place), or the tests'
-                  // "clash", "uncovered" and "posts"
+                  // "clash", "uncovered", "posts", "fit" and "window" (two checks at once)
 pi = "zero";      // "zero" (Zero, Zero W, Zero 2 W) or "3a+" (3 Model A+)
 oled = "0.96";    // "0.96" (SSD1306) or "1.3" (SH1106), 4-pin I2C modules; the 2.42"
                   // SSD1309 and 7-pin SPI modules need a lid of their own (not drawn)
@@ -287,17 +287,28 @@ b = [];
 drop = 0;
 aa = [O[8], O[9]];
 frame_margin = 1.5;
-module things(names) for (n = names) thing(n, drop);
+pairs = true;       // clash: a's pairs too, or only a against b
+FAR = 1000;         // the checks a test renders at once stand this far apart, in z
+module things(names, d = drop) for (n = names) thing(n, d);
+// where any two of a overlap (with pairs), and any of a with b: empty if all fit
+module clash(a, b, d = drop, pairs = pairs) for (i = [0 : len(a) - 1]) {
+    if (pairs) for (j = [i + 1 : 1 : len(a) - 1]) intersection() { thing(a[i], d); thing(a[j], d); }
+    if (b != []) intersection() { thing(a[i], d); things(b, d); }
+}
+module uncovered(a, b) difference() { union() things(a); union() things(b); }
 
 if (part == "base") base();
 else if (part == "lid") translate([0, 0, lid_t]) rotate([180, 0, 0]) lid();
 else if (part == "parts") things(PARTS);
-else if (part == "clash")   // where any two of a overlap, and any of a with b: empty if all fit
-    for (i = [0 : len(a) - 1]) {
-        for (j = [i + 1 : 1 : len(a) - 1]) intersection() { thing(a[i], drop); thing(a[j], drop); }
-        if (b != []) intersection() { thing(a[i], drop); things(b); }
-    }
-else if (part == "uncovered") difference() { union() things(a); union() things(b); }
+else if (part == "clash") clash(a, b);
+else if (part == "uncovered") uncovered(a, b);
+else if (part == "fit") {  // nothing overlaps; below, the lid's side 1 mm lower clears the base's
+    clash(concat(["base", "lid"], PARTS), []);
+    translate([0, 0, -FAR]) clash(concat(["lid"], LID_PARTS), ["pi", "switch"], 1, false);
+} else if (part == "window") {  // the lid hides none of aa; below, shows no more than the frame
+    clash(["active area"], ["lid"]);
+    translate([0, 0, -FAR]) uncovered(["window frame"], ["lid"]);
+}
 else if (part == "posts") {   // the standoffs and the bosses alone: each its own shell
     intersection() { base(); translate([0, 0, floor_t + 0.5]) disc(r_in - 0.1, height); }
 } else {
