@@ -1,7 +1,7 @@
 #!/bin/sh
 # The image's base OS, run in its chroot (arm64 Debian, under qemu-user) at the end of
-# mmdebstrap by hardware/image/build.py: what the installer needs that Debian lacks, the
-# boot set up for a Pi (boot/), and nothing at boot that the unit does not need. Cached
+# mmdebstrap by hardware/image/build.py: what the installer needs that Debian lacks, and
+# nothing at boot that the unit does not need. Cached
 # by build.py under a key of its inputs; the firmware goes in afterwards (firmware.sh).
 set -eu
 export DEBIAN_FRONTEND=noninteractive
@@ -34,10 +34,10 @@ systemctl mask -q apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer \
     systemd-networkd-wait-online.service getty@.service serial-getty@.service \
     wpa_supplicant.service 2>/dev/null
 
-# The boot: the firmware's config.txt and cmdline.txt as Debian's raspi-firmware makes
-# them (again at each kernel update), from /etc/default; the initramfs with the
-# read-only root's layer (cityunit-overlay) and the modules it needs (boot/).
-update-initramfs -u -k "$KVER"
+# The boot was set up as Debian's packages went in (build.py put boot/ in first): the
+# firmware's config.txt and cmdline.txt as raspi-firmware makes them (again at each kernel
+# update) from /etc/default, and the initramfs with the read-only root's layer
+# (cityunit-overlay) and only the modules it needs.
 
 dpkg-query -W -f='${Package} ${Version}\n' > /opt/cityunit-image/manifest.txt
 echo "kernel $KVER" >> /opt/cityunit-image/manifest.txt

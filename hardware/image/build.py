@@ -7,8 +7,8 @@ Zero 2 W, 3 or 4. Flash it with any imager, edit cityunit.toml on the card, plug
 Built from Debian's packages and the Python package index only, in three stages, each
 cached outside the checkout (in CITYUNIT_CACHE's image/: recipe.py, the Debian side it
 shares with the virtual Pi) under a key of its inputs, each with its log beside it:
-Debian's packages (mmdebstrap, arm64 under qemu-user), the base OS on them (base.sh,
-boot/) and the firmware on that (systemd/install.py run in its chroot, offline:
+Debian's packages (mmdebstrap, arm64 under qemu-user, over the boot files: boot/), the
+base OS on them (base.sh) and the firmware on that (systemd/install.py run in its chroot, offline:
 firmware.sh, rootfs/), so a firmware change costs minutes. Debian's
 archive is not pinned by date (snapshot.debian.org is out of reach here): what went in
 is listed in the image's /opt/cityunit-image/manifest.txt and beside the image.
@@ -79,14 +79,28 @@ def tracked(*paths: str) -> list[Path]:
     return sorted(p for name in listed if name and (p := ROOT / name.decode()).is_file())
 
 
+# dpkg under qemu-user is the slow part: nothing written that a card never reads (the
+# copyright files stay), no fsync per file (a failed build is thrown away whole), and the
+# boot files (boot/) in place before the kernel, so that its initramfs is made once, the
+# card's (conf.d/cityunit), and raspi-firmware's config.txt is the card's from the start.
+DPKG = (
+    "force-unsafe-io", "force-confold", "force-confdef", "path-exclude=/usr/share/man/*",
+    "path-exclude=/usr/share/info/*", "path-exclude=/usr/share/locale/*",
+    "path-exclude=/usr/share/lintian/*", "path-exclude=/usr/share/doc/*",
+    "path-include=/usr/share/doc/*/copyright",
+)  # fmt: skip
+
+
 def debian_key() -> str:
-    """Debian's packages as installed: the suite, the mirrors, the package list."""
-    return recipe.digest(RELEASE.suite, MIRRORS, PACKAGES)
+    """Debian's packages as installed: the suite, the mirrors, the package list, dpkg's
+    options and the boot files."""
+    boot = tracked("hardware/image/boot")
+    return recipe.digest(RELEASE.suite, MIRRORS, PACKAGES, DPKG, files=boot)
 
 
 def base_key() -> str:
-    """The base OS's inputs: Debian's, its scripts and boot files, lgpio."""
-    files = [HERE / "base.sh", recipe.LGPIO, *tracked("hardware/image/boot")]
+    """The base OS's inputs: Debian's, its script, lgpio."""
+    files = [HERE / "base.sh", recipe.LGPIO]
     pi = recipe.pyproject()["project"]["optional-dependencies"]["pi"]
     return recipe.digest(debian_key(), pi, files=files)
 
@@ -121,27 +135,28 @@ def arm64_programs() -> bool:
 
 
 def debian() -> Path:
-    """Debian's packages installed for arm64 (mmdebstrap, qemu-user): the slow part,
-    cached by the package list alone."""
+    """Debian's packages installed for arm64 (mmdebstrap, qemu-user) over the boot files
+    (boot/): the slow part, about 20 min on a core of this machine."""
     with recipe.stage("image", "debian", debian_key()) as (folder, building):
         tree = folder / "root"
         if building:
             building.run(
                 "mmdebstrap", "--mode=root", "--arch=arm64", "--variant=apt",
                 "--components=main,non-free-firmware", "--include=" + ",".join(PACKAGES),
+                *(f"--dpkgopt={option}" for option in DPKG),
+                f"--essential-hook=sync-in {HERE / 'boot'} /",
                 RELEASE.suite, tree, *MIRRORS,
             )  # fmt: skip
         return tree
 
 
 def base() -> Path:
-    """The base OS: Debian's tree with the boot set up for a Pi (boot/, base.sh), python3-
-    lgpio made, the build tools gone; built or cached."""
+    """The base OS: Debian's tree set up for a Pi (base.sh), python3-lgpio made, the
+    build tools gone; built or cached."""
     with recipe.stage("image", "base", base_key()) as (folder, building):
         tree = folder / "root"
         if building:
             building.run("cp", "-a", debian(), tree)
-            building.run("cp", "-a", f"{HERE / 'boot'}/.", tree)
             recipe.lgpio_source(tree / "opt/cityunit-image/wheels", building)
             (tree / "opt/cityunit-image/installer-packages").write_text(
                 " ".join(INSTALLER_PACKAGES)
