@@ -25,7 +25,8 @@ def test_ruff(args: list[str]) -> None:
 
 
 def test_mypy_strict() -> None:
-    """`mypy` reads its settings (strict, firmware/ and sim/) from pyproject.toml."""
+    """`mypy` reads its settings (strict, firmware/, sim/ and the image's Python) from
+    pyproject.toml."""
     result = subprocess.run(
         [sys.executable, "-m", "mypy"], cwd=ROOT, capture_output=True, text=True
     )
