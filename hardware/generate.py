@@ -290,7 +290,8 @@ def schematic(backend: str) -> bytes:
     rows: list[int | None] = [pin for pin, _, _ in wires(p["oled"])]
     for key in ("auction", "build", "power", "led"):
         rows += [None, p[key]["physical"], p[key]["ground"]]
-    rows += [None, buzzer["supply"], None, None, buzzer["physical"], buzzer["ground"]]
+    # (a row free between GPIO18 and its GND: R4 stands there, between the wires)
+    rows += [None, buzzer["supply"], None, None, buzzer["physical"], None, buzzer["ground"]]
     header(rows, 0.0, "Raspberry Pi\n40-pin header")
     module(p["oled"], f"{p['oled']['name']}\nI2C 0x{p['oled']['i2c_address']:02X}")
     loop(p["auction"], elm.Button().label(p["auction"]["name"]))

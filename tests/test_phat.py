@@ -101,12 +101,20 @@ def test_the_fab_zip_has_every_layer_and_the_drill_file() -> None:
             "F_Silkscreen.gto",
             "Edge_Cuts.gm1",
         ]
-        assert {f"cityunit-phat-{layer}" for layer in layers} | {"cityunit-phat.drl"} <= names
-        for name in names - {"cityunit-phat.drl"}:
+        # plated and non-plated holes in a file each, as fabs drill them
+        drills = {"cityunit-phat-PTH.drl", "cityunit-phat-NPTH.drl"}
+        assert {f"cityunit-phat-{layer}" for layer in layers} | drills <= names
+        for name in names - drills:
             gerber = z.read(name).decode()
             assert "%FSLAX46Y46*%" in gerber and gerber.rstrip().endswith("M02*"), name
-        drill = z.read("cityunit-phat.drl").decode()
-        assert "METRIC" in drill and drill.rstrip().endswith("M30")
+        for name in drills:
+            drill = z.read(name).decode()
+            assert "METRIC" in drill and drill.rstrip().endswith("M30")
+        plated = z.read("cityunit-phat-PTH.drl").decode()
+        assert (
+            "TF.FileFunction,Plated" in plated
+            and "NonPlated" in z.read("cityunit-phat-NPTH.drl").decode()
+        )
         assert "date" not in " ".join(z.read(n).decode() for n in names).lower(), "stamps left out"
 
 
@@ -198,3 +206,111 @@ def test_the_schematic_joins_each_pin_to_its_net_as_the_board_does() -> None:
             far = f"{float(px) - 5.08:.2f}"
             assert (far, py, px, py) in wires, f"{part.ref} pad {pad}: no wire"
             assert labels[(far, py)] == net, f"{part.ref} pad {pad}"
+
+
+# What a join does where the Pi is concerned: two rails joined, a rail on a pin the Pi
+# drives (push-pull), 3V3 or 5V on a pin driven low only (I2C, Q1's collector), 5 V on any
+# pin of the Pi's (none takes more than 3.3 V), two driven pins joined.
+RAILS = {"GND", "+3V3", "+5V"}
+PUSH_PULL = {"SCLK", "MOSI", "RES", "DC", "CS"}
+PULLED_LOW = {"SCL", "SDA", "BUZ-"}
+
+
+def harm(a: str | None, b: str | None, pi_pins: set[str]) -> str | None:
+    """What joining nets a and b does to the Pi, or None if nothing."""
+    if a is None or b is None or a == b:
+        return None
+    pair = {a, b}
+    if pair <= RAILS:
+        return f"joins {a} and {b}"
+    if pair <= PUSH_PULL:
+        return f"joins {a} and {b}, both driven"
+    rails, others = pair & RAILS, pair - RAILS
+    if rails and others:
+        (rail,), (pin,) = rails, others
+        if pin in PUSH_PULL or (pin in PULLED_LOW and rail != "GND"):
+            return f"joins {rail} to {pin}, which the Pi drives"
+        if rail == "+5V" and pin in pi_pins:
+            return f"puts 5 V on {pin}, a pin of the Pi's"
+    return None
+
+
+def placements(parts: list[board.Part]) -> list[tuple[board.Cable, board.Part, int]]:
+    """Every way a cable of the kit seats in a connector of the board: its kind, no
+    wider than the connector, at any offset (a narrower plug seats in a wider header)."""
+    return [
+        (cable, part, offset)
+        for part in parts
+        if part.takes
+        for cable in board.KIT
+        if cable.kind == part.takes
+        for offset in range(len(part.pins.split()) - cable.pins + 1)
+    ]
+
+
+def test_no_cable_of_the_kit_seats_anywhere_it_could_harm_the_pi() -> None:
+    """On e7e79bc a button's 2-pin XH plug seated in J7 and J8, the displays' XH headers,
+    on GND and 3V3: pressing it shorted the Pi's 3V3 rail. Each cable, in each connector
+    it seats in, at each offset, joins only what is safe to join (its own place apart:
+    the netlist test holds those)."""
+    parts = board.parts()
+    pi_pins = set(next(p for p in parts if p.ref == "J1").nets.values()) - RAILS | {"LED_A"}
+    harms = []
+    for cable, part, offset in placements(parts):
+        if (part.ref, offset) == (cable.connector, 0):
+            continue
+        for a, b in cable.joins:
+            why = harm(part.nets.get(str(a + offset)), part.nets.get(str(b + offset)), pi_pins)
+            if why:
+                harms.append(f"{cable.part}'s plug in {part.ref} at pin {offset + 1}: {why}")
+    assert not harms, "\n".join(harms)
+    assert {p.ref for p in parts if p.takes} == {c.connector for c in board.KIT}
+
+
+def test_each_connector_has_its_cable_in_the_kit_and_the_guide_lists_them() -> None:
+    """The parts list named 2-, 4- and 7-pin cables and no 3-pin one: the buzzer could
+    not be plugged in."""
+    parts = {p.ref: p for p in board.parts()}
+    guide = (ROOT / "hardware/README.md").read_text()
+    for cable in board.KIT:
+        connector = parts[cable.connector]
+        assert (cable.kind, cable.pins) == (connector.takes, len(connector.pins.split()))
+    cables: dict[str, int] = {}
+    for cable in board.KIT:
+        cables[cable.order] = cables.get(cable.order, 0) + cable.count
+    for order, count in cables.items():
+        assert f"{count} x {order}" in " ".join(guide.split()), f"the guide lacks {order}"
+
+
+def test_the_silkscreen_is_printable_and_outside_the_housings() -> None:
+    """Pin names at 0.65 mm sat inside the housings (hidden once soldered), under the
+    fabs' least (1.0 mm text, 0.15 mm stroke). make.py refuses smaller; the board made
+    holds its revision and date."""
+    pcb = (PHAT / "cityunit-phat.kicad_pcb").read_text()
+    shown = re.findall(
+        r'\((?:gr_text|fp_text \w+) "([^"]*)".*?\(layer "[FB]\.SilkS"\)( hide)?.*?'
+        r"\(size ([\d.]+) ([\d.]+)\) \(thickness ([\d.]+)\)",
+        pcb,
+        re.S,
+    )
+    small = [
+        (t, h, w) for t, hide, h, _, w in shown if not hide and (float(h) < 1 or float(w) < 0.15)
+    ]
+    assert shown and not small
+    assert f"cityunit pHAT {board.REVISION}" in pcb and board.DATE in pcb
+    housings = [p for p in board.parts() if p.takes]
+    names = {name for p in housings for name in p.pins.split()}
+    for text, x, y in re.findall(r'\(gr_text "([^"]*)" \(at ([\d.]+) ([\d.]+)', pcb):
+        for p in housings if text in names else ():  # a housing: its pins' row, -1.5/+3.5 mm
+            pitch = float(re.findall(r"_P([\d.]+)mm", p.footprint)[0])
+            across = p.x - 1 <= float(x) <= p.x + (len(p.pins.split()) - 1) * pitch + 1
+            assert not (across and p.y - 1.5 <= float(y) <= p.y + 3.5), f"{text} on {p.ref}"
+
+
+def test_positions_are_the_parts_centres() -> None:
+    """An assembler's machine picks a part up by its middle: J2's two pins are 2.5 mm
+    apart, so its centre is 1.25 mm right of its pin 1."""
+    with (PHAT / "fab/positions.csv").open() as f:
+        placed = {row["ref"]: row for row in csv.DictReader(f)}
+    j2 = next(p for p in board.parts() if p.ref == "J2")
+    assert (float(placed["J2"]["x_mm"]), float(placed["J2"]["y_mm"])) == (j2.x + 1.25, -j2.y)

@@ -20,6 +20,8 @@ WIDTH, HEIGHT, CORNER = 65.0, 30.0, 3.0
 HOLES = [(3.5, 3.5), (61.5, 3.5), (3.5, 26.5), (61.5, 26.5)]
 HOLE_KEEPOUT = 3.0  # mm around each hole's centre: an M2.5 screw head and its washer
 PIN_1 = (32.5 - 19 * 2.54 / 2, 3.5 + 1.27)  # odd pins on the inner row, even on the edge's
+# On the silkscreen: a new revision, and its month, whenever the copper changes.
+REVISION, DATE = "rev B", "2026-12"
 
 
 def header_xy(pin: int) -> tuple[float, float]:
@@ -43,6 +45,45 @@ class Part:
     pins: str = ""  # silkscreen under a connector: each pin's name, pin 1 first
     back: bool = False  # on the underside (the header socket, which meets the Pi's pins)
     order: str = ""  # what to buy: a part number, or what a shop calls it
+    takes: str = ""  # a connector: the plugs that seat in it (a Cable's kind)
+
+
+@dataclass(frozen=True)
+class Cable:
+    """A cable of the kit: the plug that seats in its connector, its pins, and which of
+    them the part at its far end joins (a button, the switch: its contact; the LED, the
+    buzzer: their current's path; a display: any two, powered the wrong way round)."""
+
+    part: str
+    kind: str  # "XH", "PH" (JST's, 2.5 and 2.0 mm) or "pins" (Dupont male, into a socket)
+    pins: int
+    joins: tuple[tuple[int, int], ...]
+    count: int
+    order: str
+    connector: str  # the reference of the one it is for
+
+
+def every_pair(pins: int) -> tuple[tuple[int, int], ...]:
+    return tuple((a, b) for a in range(1, pins + 1) for b in range(a + 1, pins + 1))
+
+
+# The kit's cables, 15-20 cm, their far ends soldered to the parts (or on the display's
+# pins). The connectors are chosen so that no plug seats where its part would join two
+# rails, or a rail and a driven pin (tests/test_phat.py tries each everywhere it fits):
+# a 2- or 3-pin JST-XH plug seats in a wider XH header too, so the displays have a PH
+# header (I2C) and a pin socket (SPI), where no XH plug seats and neither's plug seats in
+# the other's.
+KIT = (
+    Cable("AUCTION button", "XH", 2, ((1, 2),), 1, "JST-XH 2-pin cable, one plug", "J2"),
+    Cable("BUILD button", "XH", 2, ((1, 2),), 1, "JST-XH 2-pin cable, one plug", "J3"),
+    Cable("ON/OFF switch", "XH", 2, ((1, 2),), 1, "JST-XH 2-pin cable, one plug", "J4"),
+    Cable("LED", "XH", 2, ((1, 2),), 1, "JST-XH 2-pin cable, one plug", "J5"),
+    Cable("buzzer", "XH", 3, ((1, 3),), 1, "JST-XH 3-pin cable, one plug", "J6"),
+    Cable("I2C OLED", "PH", 4, every_pair(4), 1,
+          "JST-PH 4-pin to Dupont female cable (2.0 mm)", "J7"),
+    Cable("SPI OLED", "pins", 7, every_pair(7), 1,
+          "strip of 7 Dupont jumper wires, male to female", "J8"),
+)  # fmt: skip
 
 
 def ohms(value: int) -> str:
@@ -54,11 +95,16 @@ def xh(pins: int) -> str:
     return f"Connector_JST:JST_XH_B{pins}B-XH-A_1x{pins:02d}_P2.50mm_Vertical"
 
 
+PH_4 = "Connector_JST:JST_PH_B4B-PH-K_1x04_P2.00mm_Vertical"
+SOCKET_7 = "Connector_PinSocket_2.54mm:PinSocket_1x07_P2.54mm_Vertical"
+
+
 RESISTOR = "Resistor_THT:R_Axial_DIN0207_L6.3mm_D2.5mm_P7.62mm_Horizontal"
 DIODE = "Diode_THT:D_DO-35_SOD27_P7.62mm_Horizontal"  # pad 1: the cathode (band)
 TRANSISTOR = "Package_TO_SOT_THT:TO-92_Inline_Wide"  # 2.54 mm between legs: easy to solder
 SOCKET = "Connector_PinSocket_2.54mm:PinSocket_2x20_P2.54mm_Vertical"
 SPI_PINS = "GND VCC SCL SDA RES DC CS"  # as the 7-pin modules print them
+SPI_LABEL = "OLED SPI (instead of I2C)"
 
 
 def transistor() -> dict:
@@ -104,12 +150,18 @@ def parts(pinout: dict | None = None, q1: dict | None = None) -> list[Part]:
         )
     ]
 
-    def jack(ref: str, label: str, x: float, y: float, nets: list[str | None], pins: str) -> Part:
-        """A JST-XH header: pad 1 at (x, y), one pin a net (None: no pin wired)."""
+    def jack(ref: str, label: str, x: float, y: float, nets: list[str | None], pins: str,
+             kind: str = "XH") -> Part:  # fmt: skip
+        """A connector (a JST-XH header unless `kind` says): pad 1 at (x, y), one pin a
+        net (None: no pin wired)."""
         numbered = {str(n): net for n, net in enumerate(nets, 1) if net}
-        order = f"JST B{len(nets)}B-XH-A (2.5 mm, vertical)"
-        return Part(ref, xh(len(nets)), label.split(" (")[0], x, y, numbered, label, pins,
-                    order=order)  # fmt: skip
+        footprint, order = {
+            "XH": (xh(len(nets)), f"JST B{len(nets)}B-XH-A (2.5 mm, vertical)"),
+            "PH": (PH_4, "JST B4B-PH-K (2.0 mm, vertical)"),
+            "pins": (SOCKET_7, "1x7 female header, 2.54 mm"),
+        }[kind]
+        return Part(ref, footprint, label.split(" (")[0], x, y, numbered, label, pins,
+                    order=order, takes=kind)  # fmt: skip
 
     def resistor(ref: str, ohm: int, x: float, y: float, one: str, two: str) -> Part:
         order = f"resistor {ohms(ohm)} ohm, 1/4 W, metal film"
@@ -124,8 +176,8 @@ def parts(pinout: dict | None = None, q1: dict | None = None) -> list[Part]:
         # three pins, the middle one dead: a 2-pin plug put here by mistake (a button's
         # would short 5V through Q1) meets at most one live pin
         jack("J6", "BUZZER", 46.0, row, [five, None, "BUZ-"], "+ NC -"),
-        jack("J7", "OLED I2C", 9.0, mid, [gnd, three, *i2c], "GND VCC SCL SDA"),
-        jack("J8", "OLED SPI (instead of I2C)", 23.0, mid, [gnd, three, *spi_nets], SPI_PINS),
+        jack("J7", "OLED I2C", 9.0, mid, [gnd, three, *i2c], "GND VCC SCL SDA", "PH"),
+        jack("J8", SPI_LABEL, 23.0, mid, [gnd, three, *spi_nets], SPI_PINS, "pins"),
         resistor("R1", p["led"]["resistor_ohm"], 43.0, 9.0, gpio["led"], "LED_A"),
         resistor("R2", p["buzzer"]["base_resistor_ohm"], 43.0, 13.0, gpio["buzzer"], "BASE"),
         resistor("R4", p["buzzer"]["pull_down_ohm"], 43.0, 17.0, "BASE", gnd),
@@ -135,7 +187,7 @@ def parts(pinout: dict | None = None, q1: dict | None = None) -> list[Part]:
             "Q1",
             TRANSISTOR,
             q1["part"],
-            53.0,
+            54.5,
             18.5,
             {legs[leg]: net for leg, net in q1_nets},
             order=f"{q1['part']} (TO-92)",

@@ -45,6 +45,7 @@ PLOTTED = ("F_Cu", "B_Cu", "F_Silkscreen", "B_Silkscreen", "F_Mask", "B_Mask", "
 DATED = re.compile(r"^.*(CreationDate|Created on| date ).*\n", re.M)  # a stamp, not content
 RULES = route.Rules()
 VIA_DRILL = 0.4  # mm: every fab's standard
+SILK_TEXT, SILK_STROKE = 1.0, 0.15  # mm: the least text a fab prints legibly
 MM = pcbnew.FromMM
 
 
@@ -110,6 +111,8 @@ def place(
         net = part.nets.get(pad.GetNumber())
         if net:
             pad.SetNet(nets[net])
+    if part.label:  # a connector: turned so that its pins run left to right, as the others'
+        along_x(fp)
     first = next(p for p in fp.Pads() if p.GetNumber() == "1")
     offset = first.GetPosition() - fp.GetPosition()
     fp.SetPosition(point(part.x, part.y) - offset)
@@ -126,9 +129,21 @@ def place(
             if part.ref[0] in "RD"
             else pcbnew.wxPoint(box.Centre().x, box.GetBottom() + MM(0.8))
         )
-        ref.SetTextSize(pcbnew.wxSize(MM(0.8), MM(0.8)))
-        ref.SetTextThickness(MM(0.12))
+        ref.SetTextSize(pcbnew.wxSize(MM(SILK_TEXT), MM(SILK_TEXT)))
+        ref.SetTextThickness(MM(SILK_STROKE))
     return fp
+
+
+def along_x(fp: pcbnew.FOOTPRINT) -> None:
+    """The footprint turned so that its pad 2 is right of its pad 1 (a pin socket's are
+    drawn downwards, JST's to the right)."""
+    for degrees in (0, 90, 180, 270):
+        fp.SetOrientationDegrees(degrees)
+        pads = {p.GetNumber(): p.GetPosition() for p in fp.Pads()}
+        step = pads["2"] - pads["1"]
+        if step.x > 0 and abs(step.y) < 1000:
+            return
+    raise SystemExit(f"make.py: {fp.GetReference()} has no turn with its pins left to right")
 
 
 def socket_orientation(pcb: pcbnew.BOARD, fp: pcbnew.FOOTPRINT) -> None:
@@ -179,24 +194,55 @@ def lay(pcb: pcbnew.BOARD, routed: route.Routed, nets: dict[str, pcbnew.NETINFO_
 
 
 def silkscreen(pcb: pcbnew.BOARD, all_parts: list[spec.Part]) -> None:
-    """What plugs in where, beside each connector, and the board's name."""
+    """What plugs in where, above each connector: its name, and each pin's, upright over
+    the pin (outside the housing, seen once it is soldered); the board's name, revision
+    and date."""
 
-    def text(words: str, x: float, y: float, size: float = 0.8) -> None:
+    def text(words: str, x: float, y: float, upright: bool = False) -> pcbnew.PCB_TEXT:
         t = pcbnew.PCB_TEXT(pcb)
         t.SetText(words)
         t.SetPosition(point(x, y))
         t.SetLayer(pcbnew.F_SilkS)
-        t.SetTextSize(pcbnew.wxSize(MM(size), MM(size)))
-        t.SetTextThickness(MM(size * 0.15))
+        t.SetTextSize(pcbnew.wxSize(MM(SILK_TEXT), MM(SILK_TEXT)))
+        t.SetTextThickness(MM(SILK_STROKE))
+        if upright:  # read from the board's right edge, its end towards the connector
+            t.SetTextAngle(900)
+            t.SetHorizJustify(pcbnew.GR_TEXT_HJUSTIFY_LEFT)
         pcb.Add(t)
+        return t
 
     for part in all_parts:
         if part.label:
-            n = len(part.pins.split())
-            text(f"{part.ref} {part.label}", part.x + (n - 1) * 1.25, part.y - 3.5)
-            for i, name in enumerate(part.pins.split()):  # inside the housing, under its pin
-                text(name, part.x + i * 2.5, part.y + 1.9, 0.65)
-    text("cityunit pHAT", 55.0, 6.6, 0.9)
+            fp = pcb.FindFootprintByReference(part.ref)
+            top = pcbnew.ToMM(fp.GetBoundingBox(False, False).GetTop())
+            pads = sorted(fp.Pads(), key=lambda pad: int(pad.GetNumber()))
+            xs = [pcbnew.ToMM(pad.GetPosition().x) for pad in pads]
+            names = [  # a sign stays level ("-" upright would read "|")
+                text(n, x, top - 0.4 - (len(n) == 1) * 0.7, len(n) > 1)
+                for x, n in zip(xs, part.pins.split(), strict=True)
+            ]
+            highest = min(pcbnew.ToMM(t.GetBoundingBox().GetTop()) for t in names)
+            text(f"{part.ref} {part.label}", (xs[0] + xs[-1]) / 2, highest - 0.8)
+    text(f"cityunit pHAT {spec.REVISION}", 51.0, 6.6)
+    text(spec.DATE, 57.5, 22.5)
+
+
+def small_text(pcb: pcbnew.BOARD) -> list[str]:
+    """Every visible silkscreen text a fab would not print: under SILK_TEXT tall or
+    SILK_STROKE wide (the usual fabs' least)."""
+    texts = [item for item in pcb.GetDrawings() if isinstance(item, pcbnew.PCB_TEXT)]
+    for fp in pcb.GetFootprints():
+        texts += [fp.Reference(), fp.Value()]
+        texts += [item for item in fp.GraphicalItems() if isinstance(item, pcbnew.FP_TEXT)]
+    silk = (pcbnew.F_SilkS, pcbnew.B_SilkS)
+    return [
+        f"{t.GetShownText()!r} ({pcbnew.ToMM(t.GetTextHeight()):.2f} mm tall,"
+        f" {pcbnew.ToMM(t.GetTextThickness()):.2f} mm stroke)"
+        for t in texts
+        if t.IsVisible() and t.GetLayer() in silk
+        and (pcbnew.ToMM(t.GetTextHeight()) < SILK_TEXT - 1e-6
+             or pcbnew.ToMM(t.GetTextThickness()) < SILK_STROKE - 1e-6)
+    ]  # fmt: skip
 
 
 def drc(pcb: pcbnew.BOARD, report: Path) -> tuple[int, int]:
@@ -232,7 +278,8 @@ def fab(pcb: pcbnew.BOARD, out: Path, all_parts: list[spec.Part]) -> None:
             plot.PlotLayer()
         plot.ClosePlot()
         drill = pcbnew.EXCELLON_WRITER(pcb)
-        drill.SetOptions(False, False, pcb.GetDesignSettings().GetAuxOrigin(), True)
+        # plated and non-plated holes in separate files, as fabs drill them
+        drill.SetOptions(False, False, pcb.GetDesignSettings().GetAuxOrigin(), False)
         drill.SetFormat(True)
         drill.CreateDrillandMapFilesSet(tmp, True, False)
         with zipfile.ZipFile(out / f"{NAME}-gerbers.zip", "w", zipfile.ZIP_DEFLATED) as z:
@@ -253,10 +300,17 @@ def fab(pcb: pcbnew.BOARD, out: Path, all_parts: list[spec.Part]) -> None:
         for fp in sorted(pcb.GetFootprints(), key=lambda fp: fp.GetReference()):
             if fp.GetReference().startswith("H"):
                 continue  # holes: nothing to place
-            c = fp.GetPosition()
+            c = pads_centre(fp)  # where a machine picks it up: its middle, not its pad 1
             rows.writerow([fp.GetReference(), fp.GetValue(), f"{pcbnew.ToMM(c.x):.3f}",
                            f"{-pcbnew.ToMM(c.y):.3f}", f"{fp.GetOrientationDegrees():.1f}",
                            "bottom" if fp.IsFlipped() else "top"])  # fmt: skip
+
+
+def pads_centre(fp: pcbnew.FOOTPRINT) -> pcbnew.wxPoint:
+    box = fp.Pads()[0].GetBoundingBox()
+    for pad in fp.Pads()[1:]:
+        box.Merge(pad.GetBoundingBox())
+    return box.Centre()
 
 
 def make(out: Path) -> tuple[int, int, route.Routed]:
@@ -296,6 +350,8 @@ def make(out: Path) -> tuple[int, int, route.Routed]:
     saved = pcbnew.LoadBoard(str(path))  # as KiCad reads it: what is checked is what ships
     report = out / "fab" / "drc.rpt"
     violations, unconnected = drc(saved, report)
+    if small := small_text(saved):
+        raise SystemExit(f"make.py: text too small for a fab to print: {', '.join(small)}")
     report.write_text(DATED.sub("", report.read_text()).replace(str(path), path.name))
     fab(saved, out / "fab", all_parts)
     picture.draw(saved, out / "phat.png", spec.WIDTH, spec.HEIGHT, spec.CORNER)

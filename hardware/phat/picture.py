@@ -68,10 +68,14 @@ def draw(pcb: pcbnew.BOARD, path: Path, width: float, height: float, corner: flo
         for t in pcb.GetDrawings()
         if isinstance(t, pcbnew.PCB_TEXT) and t.GetLayer() == pcbnew.F_SilkS
     ]
-    for t in texts:
-        size = mm(t.GetTextHeight()) * 1.1
-        d.text(xy(t.GetPosition(), margin), t.GetText(), fill=SILK, anchor="mm",
-               font=ImageFont.truetype(str(FONT), round(size)))  # fmt: skip
+    for t in texts:  # each in the middle of the box KiCad gives it, turned as it is
+        font = ImageFont.truetype(str(FONT), round(mm(t.GetTextHeight()) * 1.1))
+        left, top, right, bottom = font.getbbox(t.GetText(), anchor="lt")
+        word = Image.new("RGBA", (right - left + 2, bottom - top + 2))
+        ImageDraw.Draw(word).text((1 - left, 1 - top), t.GetText(), SILK, font, anchor="lt")
+        word = word.rotate(t.GetTextAngle() / 10, expand=True)
+        cx, cy = xy(t.GetBoundingBox().Centre(), margin)
+        image.paste(word, (round(cx - word.width / 2), round(cy - word.height / 2)), word)
     image.save(path, optimize=True)
 
 
