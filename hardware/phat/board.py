@@ -50,17 +50,19 @@ class Part:
 
 @dataclass(frozen=True)
 class Cable:
-    """A cable of the kit: the plug that seats in its connector, its pins, and which of
+    """A cable of the kit: the plug that seats in its connectors, its pins, and which of
     them the part at its far end joins (a button, the switch: its contact; the LED, the
-    buzzer: their current's path; a display: any two, powered the wrong way round)."""
+    buzzer: their current's path; a display: any two, unless its supply's pins (GND,
+    VCC) meet GND and 3V3, when it only reads its inputs)."""
 
     part: str
-    kind: str  # "XH", "PH" (JST's, 2.5 and 2.0 mm) or "pins" (Dupont male, into a socket)
+    kind: str  # "XH" or "PH": JST's, 2.5 and 2.0 mm
     pins: int
     joins: tuple[tuple[int, int], ...]
     count: int
     order: str
-    connector: str  # the reference of the one it is for
+    connectors: tuple[str, ...]  # the references of those it is for
+    supply: tuple[int, int] | None = None
 
 
 def every_pair(pins: int) -> tuple[tuple[int, int], ...]:
@@ -70,19 +72,17 @@ def every_pair(pins: int) -> tuple[tuple[int, int], ...]:
 # The kit's cables, 15-20 cm, their far ends soldered to the parts (or on the display's
 # pins). The connectors are chosen so that no plug seats where its part would join two
 # rails, or a rail and a driven pin (tests/test_phat.py tries each everywhere it fits):
-# a 2- or 3-pin JST-XH plug seats in a wider XH header too, so the displays have a PH
-# header (I2C) and a pin socket (SPI), where no XH plug seats and neither's plug seats in
-# the other's.
+# a 2- or 3-pin JST-XH plug seats in a wider XH header too, so the displays have JST-PH
+# headers, where no XH plug seats, both 7 pins wide with GND and 3V3 first, so that
+# either display's plug seats in either at one place only, powered right.
 KIT = (
-    Cable("AUCTION button", "XH", 2, ((1, 2),), 1, "JST-XH 2-pin cable, one plug", "J2"),
-    Cable("BUILD button", "XH", 2, ((1, 2),), 1, "JST-XH 2-pin cable, one plug", "J3"),
-    Cable("ON/OFF switch", "XH", 2, ((1, 2),), 1, "JST-XH 2-pin cable, one plug", "J4"),
-    Cable("LED", "XH", 2, ((1, 2),), 1, "JST-XH 2-pin cable, one plug", "J5"),
-    Cable("buzzer", "XH", 3, ((1, 3),), 1, "JST-XH 3-pin cable, one plug", "J6"),
-    Cable("I2C OLED", "PH", 4, every_pair(4), 1,
-          "JST-PH 4-pin to Dupont female cable (2.0 mm)", "J7"),
-    Cable("SPI OLED", "pins", 7, every_pair(7), 1,
-          "strip of 7 Dupont jumper wires, male to female", "J8"),
+    Cable("AUCTION button", "XH", 2, ((1, 2),), 1, "JST-XH 2-pin cable, one plug", ("J2",)),
+    Cable("BUILD button", "XH", 2, ((1, 2),), 1, "JST-XH 2-pin cable, one plug", ("J3",)),
+    Cable("ON/OFF switch", "XH", 2, ((1, 2),), 1, "JST-XH 2-pin cable, one plug", ("J4",)),
+    Cable("LED", "XH", 2, ((1, 2),), 1, "JST-XH 2-pin cable, one plug", ("J5",)),
+    Cable("buzzer", "XH", 3, ((1, 3),), 1, "JST-XH 3-pin cable, one plug", ("J6",)),
+    Cable("display", "PH", 7, every_pair(7), 1,
+          "JST-PH 7-pin to Dupont female cable (2.0 mm)", ("J7", "J8"), supply=(1, 2)),
 )  # fmt: skip
 
 
@@ -95,8 +95,7 @@ def xh(pins: int) -> str:
     return f"Connector_JST:JST_XH_B{pins}B-XH-A_1x{pins:02d}_P2.50mm_Vertical"
 
 
-PH_4 = "Connector_JST:JST_PH_B4B-PH-K_1x04_P2.00mm_Vertical"
-SOCKET_7 = "Connector_PinSocket_2.54mm:PinSocket_1x07_P2.54mm_Vertical"
+PH_7 = "Connector_JST:JST_PH_B7B-PH-K_1x07_P2.00mm_Vertical"
 
 
 RESISTOR = "Resistor_THT:R_Axial_DIN0207_L6.3mm_D2.5mm_P7.62mm_Horizontal"
@@ -105,6 +104,7 @@ TRANSISTOR = "Package_TO_SOT_THT:TO-92_Inline_Wide"  # 2.54 mm between legs: eas
 SOCKET = "Connector_PinSocket_2.54mm:PinSocket_2x20_P2.54mm_Vertical"
 SPI_PINS = "GND VCC SCL SDA RES DC CS"  # as the 7-pin modules print them
 SPI_LABEL = "OLED SPI (instead of I2C)"
+I2C_PINS = "GND VCC SCL SDA NC NC NC"  # the I2C display on the display cable's first four
 
 
 def transistor() -> dict:
@@ -152,13 +152,12 @@ def parts(pinout: dict | None = None, q1: dict | None = None) -> list[Part]:
 
     def jack(ref: str, label: str, x: float, y: float, nets: list[str | None], pins: str,
              kind: str = "XH") -> Part:  # fmt: skip
-        """A connector (a JST-XH header unless `kind` says): pad 1 at (x, y), one pin a
-        net (None: no pin wired)."""
+        """A JST header (XH, or PH for a display): pad 1 at (x, y), one pin a net (None:
+        no pin wired)."""
         numbered = {str(n): net for n, net in enumerate(nets, 1) if net}
         footprint, order = {
             "XH": (xh(len(nets)), f"JST B{len(nets)}B-XH-A (2.5 mm, vertical)"),
-            "PH": (PH_4, "JST B4B-PH-K (2.0 mm, vertical)"),
-            "pins": (SOCKET_7, "1x7 female header, 2.54 mm"),
+            "PH": (PH_7, "JST B7B-PH-K (2.0 mm, vertical)"),
         }[kind]
         return Part(ref, footprint, label.split(" (")[0], x, y, numbered, label, pins,
                     order=order, takes=kind)  # fmt: skip
@@ -176,8 +175,8 @@ def parts(pinout: dict | None = None, q1: dict | None = None) -> list[Part]:
         # three pins, the middle one dead: a 2-pin plug put here by mistake (a button's
         # would short 5V through Q1) meets at most one live pin
         jack("J6", "BUZZER", 46.0, row, [five, None, "BUZ-"], "+ NC -"),
-        jack("J7", "OLED I2C", 9.0, mid, [gnd, three, *i2c], "GND VCC SCL SDA", "PH"),
-        jack("J8", SPI_LABEL, 23.0, mid, [gnd, three, *spi_nets], SPI_PINS, "pins"),
+        jack("J7", "OLED I2C", 8.0, mid, [gnd, three, *i2c, None, None, None], I2C_PINS, "PH"),
+        jack("J8", SPI_LABEL, 25.0, mid, [gnd, three, *spi_nets], SPI_PINS, "PH"),
         resistor("R1", p["led"]["resistor_ohm"], 43.0, 9.0, gpio["led"], "LED_A"),
         resistor("R2", p["buzzer"]["base_resistor_ohm"], 43.0, 13.0, gpio["buzzer"], "BASE"),
         resistor("R4", p["buzzer"]["pull_down_ohm"], 43.0, 17.0, "BASE", gnd),
