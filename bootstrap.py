@@ -107,11 +107,12 @@ def ensure_tool(program: str) -> None:
 
 # The whole suite in two runs: the mock suite on every core (pytest-xdist; an idle worker
 # takes tests from a busy one's queue), so that its failures are told within its minutes;
-# then the QEMU tiers side by side, a worker each (tests/conftest.py groups them), each a
-# story in order: the virtual Pi's guests on one, the card (built, then booted) on the other.
+# then the QEMU tiers side by side, a worker each (each tier is one test module: loadfile
+# keeps it on one worker, in order; pytest 9 defeats loadgroup's marks), the virtual Pi's
+# guests on one, the card (built, then booted) on the other.
 TIERS = (("the mock suite", ["-n", "auto", "--dist", "worksteal", "-m", "not vm"]),
          ("the virtual Pi and the card",
-          ["-n", "2", "--dist", "loadgroup", "-m", "vm"]))  # fmt: skip
+          ["-n", "2", "--dist", "loadfile", "-m", "vm"]))  # fmt: skip
 
 
 def test(python: Path, args: list[str]) -> int:

@@ -38,7 +38,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 # ----- the tiers: the mock suite first, then the virtual Pi, then the card ---------------
 
 TESTS = Path(__file__).resolve().parent
-# A folder of tests under QEMU: its place in the run, its markers, each test's timeout (s):
+# A folder of tests under QEMU, its tests in one module (under `--dist loadfile` a tier is
+# one worker's story, in order, beside the other's): its place in a run, its markers, each
+# test's timeout (s):
 # a boot, an install and a reboot under emulation; the card's first test may build it
 # (Debian's packages under qemu-user: most of an hour on a machine that never built it).
 TIERS = {"vm": (1, ("vm",), 1_500), "image": (2, ("vm", "image"), 4_800)}
@@ -52,7 +54,6 @@ def pytest_configure(config: pytest.Config) -> None:
         "vm: runs under QEMU (tests/vm, tests/image); deselect with -m 'not vm'",
         "image: boots the SD-card image under QEMU (tests/image); also marked vm",
         "trixie: runs on the virtual Pi's Debian trixie guest too, after its bookworm one",
-        "xdist_group: the tests that share a worker (pytest-xdist's --dist loadgroup)",
     ):
         config.addinivalue_line("markers", line)
 
@@ -75,15 +76,12 @@ def tier(item: pytest.Item) -> str | None:
 
 
 def pytest_itemcollected(item: pytest.Item) -> None:
-    """A QEMU tier's markers (which -m selects by) and timeout, on each of its tests, and
-    its group: under `--dist loadgroup` each tier is one worker's, a story in order, the
-    two side by side (each guest is one emulated machine: two use both cores)."""
+    """A QEMU tier's markers (which -m selects by) and timeout, on each of its tests."""
     if (name := tier(item)) is not None:
         _, markers, timeout_s = TIERS[name]
         for marker in markers:
             item.add_marker(marker)
         item.add_marker(pytest.mark.timeout(timeout_s))
-        item.add_marker(pytest.mark.xdist_group(name))
 
 
 @pytest.hookimpl(trylast=True)
