@@ -1,13 +1,14 @@
-"""The gestures card: one page to print and keep by the board, made from README.md.
+"""The players' card: a sheet to print on both sides and keep by the board, from README.md.
 
-    .venv/bin/python docs/card.py    rewrite docs/card.svg from README.md
+    .venv/bin/python docs/card.py    rewrite docs/card.svg and docs/card-back.svg
 
-The card is the README's table `| you do | the unit does |` (section "Playing"), word
+The front is the README's table `| you do | the unit does |` (section "Playing"), word
 for word but for the asides a player has no use for (a parenthesis naming a config key
-in `code`), and the README's sentence on how the settings menu works, as an SVG page of
-186 mm by at most 250 mm: it prints on one A4 or Letter sheet at 100 %, in black only.
-tests/test_docs.py fails when docs/card.svg is not what this makes from the README as
-it is, so the two cannot drift apart.
+in `code`), and the README's sentence on how the settings menu works; the back is that
+menu: the settings section's opening paragraph and its table `| item | choices |`. Each
+is an SVG page of 186 mm by at most 250 mm: it prints on an A4 or Letter sheet at 100 %,
+in black only. tests/test_docs.py fails when either is not what this makes from the
+README as it is, so they cannot drift apart.
 
 Lines are broken by measuring words with the DejaVu Sans Bold that the firmware ships,
 wider than the regular weight and than Arial or Helvetica: whichever of these the
@@ -27,11 +28,15 @@ from PIL import ImageFont
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
-CARD = ROOT / "docs" / "card.svg"
+CARD, BACK = ROOT / "docs" / "card.svg", ROOT / "docs" / "card-back.svg"
 FONT = ROOT / "firmware" / "cityunit" / "fonts" / "DejaVuSans-Bold.ttf"
 HEADING = "## Playing"
 COLUMNS = ("you do", "the unit does")
 TITLE = "cityunit: what the buttons do"
+SETTINGS = "### Settings, on the unit"
+MENU_COLUMNS = ("item", "choices")
+MENU_TITLE = "cityunit: the settings menu"
+TURN_OVER = "The menu's items and their choices are on the back."
 SUBTITLE = "The electronic unit of the MONOPOLY CITY board game, rebuilt on a Raspberry Pi."
 NOT_AFFILIATED = (
     "cityunit is not affiliated with or endorsed by Hasbro; "
@@ -61,28 +66,38 @@ class Row:
     effect: str
 
 
-def rows(readme: str) -> list[Row]:
-    """The Playing section's first table, header and separator left out."""
-    _, found, section = readme.partition(f"\n{HEADING}\n")
+def rows(readme: str, heading: str = HEADING, columns: tuple[str, str] = COLUMNS) -> list[Row]:
+    """A section's first table (the Playing one unless told), header and separator left
+    out."""
+    _, found, section = readme.partition(f"\n{heading}\n")
     if not found:
-        raise ValueError(f"README.md has no {HEADING!r} section")
+        raise ValueError(f"README.md has no {heading!r} section")
     table = []
     for line in section.splitlines():
         if line.startswith("|"):
             table.append([cell.strip() for cell in line.strip().strip("|").split(" | ")])
         elif table:
             break  # the first table only
-    if not table or tuple(table[0]) != COLUMNS:
-        raise ValueError(f"the {HEADING!r} table must start with | {' | '.join(COLUMNS)} |")
+    if not table or tuple(table[0]) != columns:
+        raise ValueError(f"the {heading!r} table must start with | {' | '.join(columns)} |")
     body = [cells for cells in table[2:] if cells]
     if any(len(cells) != 2 for cells in body):
-        raise ValueError(f"every row of the {HEADING!r} table has two cells")
+        raise ValueError(f"every row of the {heading!r} table has two cells")
     return [Row(*cells) for cells in body]
+
+
+def opening(readme: str) -> str:
+    """The settings section's opening paragraph: how to open the menu and move in it."""
+    section = readme.partition(f"\n{SETTINGS}\n")[2].strip()
+    paragraph = section.split("\n\n")[0]
+    if not paragraph or paragraph.startswith("|"):
+        raise ValueError(f"README.md's {SETTINGS!r} section opens with no paragraph")
+    return " ".join(paragraph.split())
 
 
 def menu(readme: str) -> str:
     """The README's sentence saying how the settings menu works (the table's "below")."""
-    section = readme.partition("\n### Settings, on the unit\n")[2]
+    section = readme.partition(f"\n{SETTINGS}\n")[2]
     found = re.search(r"\*\*BUILD\*\* moves\b.*?\.(?=\s|$)", section, re.DOTALL)
     if found is None:
         raise ValueError("README.md's settings section no longer says how the menu works")
@@ -198,34 +213,66 @@ def rule(y: float, weight: float) -> str:
 
 
 def card(readme: str) -> str:
-    """The SVG page for this README's Playing table."""
+    """The front: this README's Playing table, and how the menu works."""
+    table = [
+        # A row the player does not make (a moment of the game) is set in italics.
+        (runs(row.gesture, "italic" if row.gesture[:1] + row.gesture[-1:] == "()" else ""),
+         runs(for_players(row.effect)))
+        for row in rows(readme)
+    ]  # fmt: skip
+    after = [[(MENU, "bold"), *runs(menu(readme))], [(TURN_OVER, "italic")]]
+    return page(TITLE, COLUMNS, FIRST_COLUMN, [], table, after)
+
+
+def back(readme: str) -> str:
+    """The back: the settings menu, its items and their choices."""
+    table = [(runs(row.gesture, "bold"), runs(for_players(row.effect)))
+             for row in rows(readme, SETTINGS, MENU_COLUMNS)]  # fmt: skip
+    return page(MENU_TITLE, MENU_COLUMNS, MENU_FIRST_COLUMN, [runs(opening(readme))], table, [])
+
+
+MENU_FIRST_COLUMN = 42.0  # "item": a short name
+
+
+def page(
+    title: str,
+    columns: tuple[str, str],
+    first: float,
+    before: list[list[Run]],
+    table: list[tuple[list[Run], list[Run]]],
+    after: list[list[Run]],
+) -> str:
+    """An SVG page: the title, paragraphs, a two-column table, paragraphs, the notice."""
     inner = WIDTH - 2 * MARGIN
-    rooms = (FIRST_COLUMN - 2 * PAD, inner - FIRST_COLUMN - 2 * PAD)
+    rooms = (first - 2 * PAD, inner - first - 2 * PAD)
     body, lead = SIZE["body"], SIZE["body"] * LEADING
     out: list[str] = []
     y = MARGIN + SIZE["title"]
-    out.append(text(MARGIN, y, [(TITLE, "bold")], SIZE["title"]))
+    out.append(text(MARGIN, y, [(title, "bold")], SIZE["title"]))
     y += SIZE["subtitle"] * 1.8
     out.append(text(MARGIN, y, [(SUBTITLE, "")], SIZE["subtitle"]))
+    for paragraph in before:
+        y += PAD
+        for line in wrap(paragraph, inner, body):
+            y += lead
+            out.append(text(MARGIN, y, line, body))
     y += SIZE["head"] * 1.8
-    for left, name in zip((MARGIN, MARGIN + FIRST_COLUMN), COLUMNS, strict=True):
+    for left, name in zip((MARGIN, MARGIN + first), columns, strict=True):
         out.append(text(left + PAD, y, [(name.upper(), "bold")], SIZE["head"]))
     y += PAD
     out.append(rule(y, 0.6))
-    for row in rows(readme):
-        # A row the player does not make (a moment of the game) is set in italics.
-        when = row.gesture.startswith("(") and row.gesture.endswith(")")
-        cells = (runs(row.gesture, "italic" if when else ""), runs(for_players(row.effect)))
+    for cells in table:
         wrapped = [wrap(cell, room, body) for cell, room in zip(cells, rooms, strict=True)]
-        for left, lines in zip((MARGIN, MARGIN + FIRST_COLUMN), wrapped, strict=True):
+        for left, lines in zip((MARGIN, MARGIN + first), wrapped, strict=True):
             for i, line in enumerate(lines):
                 out.append(text(left + PAD, y + PAD + body + i * lead, line, body))
         y += 2 * PAD + max(map(len, wrapped)) * lead
         out.append(rule(y, 0.25))
-    y += PAD
-    for line in wrap([(MENU, "bold"), *runs(menu(readme))], inner, body):
-        y += lead
-        out.append(text(MARGIN, y, line, body))
+    for paragraph in after:
+        y += PAD
+        for line in wrap(paragraph, inner, body):
+            y += lead
+            out.append(text(MARGIN, y, line, body))
     y += PAD
     y += SIZE["foot"] * 1.8
     out.append(text(MARGIN, y, [(NOT_AFFILIATED, "")], SIZE["foot"]))
@@ -244,7 +291,7 @@ def card(readme: str) -> str:
     texts = "\n".join(line for line in out if line.startswith("<text"))
     rules = "\n".join(line for line in out if line.startswith("<path"))
     return "\n".join(
-        [head, f"<title>{escape(TITLE)}</title>", frame, f'<g fill="none">\n{rules}\n</g>',
+        [head, f"<title>{escape(title)}</title>", frame, f'<g fill="none">\n{rules}\n</g>',
          f'<g stroke="none">\n{texts}\n</g>', "</svg>", ""]
     )  # fmt: skip
 
@@ -257,8 +304,10 @@ def main(argv: list[str]) -> int:
         print(f"docs/card.py takes no arguments (--help says what it does), not {argv}",
               file=sys.stderr)  # fmt: skip
         return 2
-    CARD.write_text(card(README.read_text(encoding="utf-8")), encoding="utf-8")
-    print(f"wrote {CARD.relative_to(ROOT)}")
+    readme = README.read_text(encoding="utf-8")
+    for path, made in ((CARD, card(readme)), (BACK, back(readme))):
+        path.write_text(made, encoding="utf-8")
+        print(f"wrote {path.relative_to(ROOT)}")
     return 0
 
 

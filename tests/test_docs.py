@@ -111,9 +111,29 @@ def test_the_link_check_finds_what_it_must(tmp_path: Path) -> None:
 
 def test_the_card_is_what_the_readme_table_makes() -> None:
     card = card_module()
-    made = card.card((ROOT / "README.md").read_text(encoding="utf-8"))
-    committed = (ROOT / "docs" / "card.svg").read_text(encoding="utf-8")
-    assert committed == made, "the Playing table changed: run .venv/bin/python docs/card.py"
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for path, made in ((card.CARD, card.card(readme)), (card.BACK, card.back(readme))):
+        committed = path.read_text(encoding="utf-8")
+        assert committed == made, (
+            f"the README changed: run .venv/bin/python docs/card.py ({path.name})"
+        )
+
+
+def test_the_cards_back_is_the_settings_menu_word_for_word() -> None:
+    """The card had none of the menu's eight items nor their choices (issue 38)."""
+    card = card_module()
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    items = card.rows(readme, card.SETTINGS, card.MENU_COLUMNS)
+    assert len(items) == 8 and items[0].gesture == "game length"
+    svg = ET.parse(card.BACK).getroot()
+    lines = ("".join(t.itertext()) for t in svg.iter("{http://www.w3.org/2000/svg}text"))
+    printed = " ".join(" ".join(lines).split())
+    for item in items:
+        assert " ".join(re.sub(r"\*\*|`", "", f"{item.gesture} {item.effect}").split()) in printed
+    assert re.sub(r"\*\*|`", "", card.opening(readme)) in printed
+    assert card.NOT_AFFILIATED in printed and "card.py" not in printed
+    front = ET.parse(card.CARD).getroot()
+    assert card.TURN_OVER in " ".join("".join(t.itertext()) for t in front.iter())
 
 
 def test_the_card_carries_every_row_word_for_word() -> None:
@@ -135,16 +155,17 @@ def test_the_card_carries_every_row_word_for_word() -> None:
     assert "shutdown_command" not in printed and "card.py" not in printed
 
 
-def test_the_card_fits_one_page_and_reads_from_across_the_table() -> None:
+@pytest.mark.parametrize("side", ["card.svg", "card-back.svg"])
+def test_the_card_fits_one_page_and_reads_from_across_the_table(side: str) -> None:
     card = card_module()
-    root = ET.parse(ROOT / "docs" / "card.svg").getroot()
+    root = ET.parse(ROOT / "docs" / side).getroot()
     width, height = (float(root.get(k, "").removesuffix("mm")) for k in ("width", "height"))
     assert width <= PAGE_MM[0] and height <= PAGE_MM[1]
     assert root.get("viewBox") == f"0 0 {root.get('width', '')[:-2]} {root.get('height', '')[:-2]}"
     sizes = [float(t.get("font-size", "0")) for t in root.iter("{http://www.w3.org/2000/svg}text")]
     assert min(sizes) >= 3.0, "no text under 3 mm (8.5 pt)"
     assert card.SIZE["body"] >= 3.5, "the table itself at 10 pt or more"
-    colours = set(re.findall(r"#[0-9a-fA-F]{3,6}", (ROOT / "docs" / "card.svg").read_text()))
+    colours = set(re.findall(r"#[0-9a-fA-F]{3,6}", (ROOT / "docs" / side).read_text()))
     assert colours <= {"#000", "#fff"}, "black on white: any printer"
 
 
