@@ -7,6 +7,8 @@ OpenSCAD where it can."""
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import os
 import shutil
@@ -36,19 +38,50 @@ FAR = 1000  # the model's: how far below its first check a render puts its secon
 
 
 def render(tmp_path: Path, part: str, **defs: object) -> list[tuple[float, ...]]:
-    """The vertices of what `part` of the model makes with these settings ([]: nothing)."""
+    """The vertices of what `part` of the model makes with these settings ([]: nothing).
+    OpenSCAD's CGAL takes 5-20 s a render: each answer is kept under a key of everything
+    it depends on (the model's bytes, the settings, OpenSCAD's version), in CITYUNIT_CACHE
+    as the builds are, so that only a changed model is rendered again."""
+    defines = ["-D", "$fn=24"]
+    for key, value in {"part": part, **defs}.items():
+        defines += ["-D", f"{key}={json.dumps(value)}"]
+    kept = _kept(defines)
+    if kept is not None and kept.exists():
+        return [tuple(v) for v in json.loads(kept.read_text())]
     out = tmp_path / "out.stl"
     out.unlink(missing_ok=True)
-    args = ["openscad", "--export-format", "asciistl", "-o", str(out), "-D", "$fn=24"]
-    for key, value in {"part": part, **defs}.items():
-        args += ["-D", f"{key}={json.dumps(value)}"]
-    result = subprocess.run([*args, str(SCAD)], capture_output=True, text=True, timeout=110)
+    args = ["openscad", "--export-format", "asciistl", "-o", str(out), *defines, str(SCAD)]
+    result = subprocess.run(args, capture_output=True, text=True, timeout=110)
     assert "ERROR" not in result.stderr, result.stderr
-    if "Current top level object is empty." in result.stderr:
-        return []
-    assert result.returncode == 0, result.stderr
-    lines = out.read_text().splitlines()
-    return [tuple(map(float, s.split()[1:])) for s in lines if s.lstrip().startswith("vertex")]
+    vertices: list[tuple[float, ...]] = []
+    if "Current top level object is empty." not in result.stderr:
+        assert result.returncode == 0, result.stderr
+        lines = out.read_text().splitlines()
+        vertices = [
+            tuple(map(float, s.split()[1:])) for s in lines if s.strip().startswith("vertex")
+        ]
+    if kept is not None:
+        partial = kept.with_suffix(f".{os.getpid()}")
+        partial.write_text(json.dumps(vertices))
+        partial.replace(kept)  # whole, or not at all: another worker may read it
+    return vertices
+
+
+@functools.cache
+def _openscad_version() -> str:
+    done = subprocess.run(["openscad", "--version"], capture_output=True, text=True, timeout=60)
+    return done.stdout + done.stderr
+
+
+def _kept(defines: list[str]) -> Path | None:
+    """Where the answer for these settings is kept, or None where nothing can be kept."""
+    root = Path(os.environ.get("CITYUNIT_CACHE") or "/var/cache/cityunit") / "openscad"
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    key = hashlib.sha256(repr((SCAD.read_bytes(), defines, _openscad_version())).encode())
+    return root / f"{key.hexdigest()[:24]}.json"
 
 
 def apart(vertices: list[tuple[float, ...]]) -> list[list[tuple[float, ...]]]:

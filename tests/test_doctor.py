@@ -212,7 +212,10 @@ def test_a_running_service_holds_the_channels_and_doctor_claims_nothing(
     assert kernel.applied == {} and kernel.refused == [], "the service's channels untouched"
 
 
-START = "INFO cityunit: cityunit 0.1.0 running with /etc/cityunit/config.toml; PWM hardware for: "
+START = (
+    "INFO cityunit: cityunit 0.1.0 running with /etc/cityunit/config.toml;"
+    " pins through LGPIOFactory; PWM hardware for: "
+)
 BEFORE = "INFO cityunit: cityunit 0.1.0 running (/etc/cityunit/config.toml); PWM hardware for "
 
 

@@ -152,7 +152,10 @@ def test_cityunit_run_on_mock_pins_answers_sigterm_and_exits_0(tmp_path: Path) -
     assert proc.finish() == 0
     log = "".join(proc.log)
     assert "Traceback" not in log and "stopped: LED off, buzzer silent, screen blank" in log
-    said = f"running with {config}; PWM hardware for: none (software PWM for the buzzer and LED)"
+    said = (
+        f"running with {config}; pins through MockFactory;"
+        " PWM hardware for: none (software PWM for the buzzer and LED)"
+    )
     assert said in log, "in words (it said 'running ((built-in defaults))', 'for none')"
 
 

@@ -133,6 +133,14 @@ class Parts:
             self.close()
             raise
 
+    @property
+    def factory_name(self) -> str:
+        """What gpiozero drives the pins through (LGPIOFactory, RPiGPIOFactory...)."""
+        for device in self._devices:
+            if (factory := getattr(device, "pin_factory", None)) is not None:
+                return type(factory).__name__
+        return "no gpiozero pins"
+
     def _hardware(self, part: str) -> pwm.Channel | None:
         found = self.pwm.get(part)
         if not isinstance(found, tuple):

@@ -153,8 +153,9 @@ def _serve(
             board.runtime.call(lambda: board.unit.notice(refused, clock.now_ms()))
         pwm = ", ".join(board.parts.hardware_pwm) or "none (software PWM for the buzzer and LED)"
         log.info(
-            "cityunit %s running with %s; PWM hardware for: %s", __version__, config.source, pwm
-        )
+            "cityunit %s running with %s; pins through %s; PWM hardware for: %s",
+            __version__, config.source, board.parts.factory_name, pwm,
+        )  # fmt: skip
         board.runtime.run(ready=notifier.ready)
         notifier.stopping()
     return 0

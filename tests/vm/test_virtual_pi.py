@@ -27,6 +27,7 @@ from typing import TypeVar
 
 import pytest
 from frames import showed, shown_i2c, shown_spi
+from guest_image import recipe
 from PIL import Image
 from virtual_pi import PWMState, VirtualPi
 
@@ -214,6 +215,56 @@ def test_a_game_moved_by_gpio_edges(pi: VirtualPi, console: Callable[[], Client]
     permit = unit.wait_for("permit", within_ms=60_000)["value"]
     golden = Image.open(GOLDEN / f"permit-{permit}.en.png")
     until(f"the glass shows permit {permit}", lambda: showed(shown_i2c(pi.i2c_writes()), golden))
+
+
+def test_rpigpio_moves_a_game_and_the_stop_leaves_the_outputs_off(
+    pi: VirtualPi, console: Callable[[], Client], tmp_path: Path
+) -> None:
+    """README offers `GPIOZERO_PIN_FACTORY=rpigpio` (RPi.GPIO: rpi-lgpio on Bookworm and
+    Trixie), as a maker sets it: rpi-lgpio in the unit's venv, the variable in a drop-in.
+    The switch and a button move the game through it, the LED and the buzzer play, the
+    stop leaves them off; then the drop-in goes and lgpio drives the pins again."""
+    wheels = tmp_path / "wheels"
+    subprocess.run([*recipe.PIP_DOWNLOAD, "--no-deps", "--only-binary=:all:", "-d", wheels,
+                    "rpi-lgpio"], check=True, timeout=600)  # fmt: skip
+    wheel = next(wheels.glob("rpi_lgpio-*.whl"))
+    pi.put({wheel.name: (wheel.read_bytes(), 0o644)}, "/home/pi/wheels")
+    pi.sudo(f"/opt/cityunit/venv/bin/python -m pip install -q --no-index --no-deps "
+            f"/home/pi/wheels/{wheel.name}")  # fmt: skip
+    drop_in = "/etc/systemd/system/cityunit.service.d/rpigpio.conf"
+    pi.sudo(f"mkdir -p {drop_in.rsplit('/', 1)[0]} && printf '[Service]\\n"
+            f"Environment=GPIOZERO_PIN_FACTORY=rpigpio\\n' > {drop_in}")  # fmt: skip
+    try:
+        pi.line(POWER).drive(True)  # OFF, so that switching ON is an edge seen through it
+        pi.sudo("systemctl daemon-reload && systemctl restart cityunit")
+        assert pins_through(pi) == "RPiGPIOFactory"  # (restart returns once it is READY)
+        console().close()  # the console started again with the service
+        unit = console()
+        unit.ok("EVENTS ON")
+        unit.forget_events()
+        pi.line(POWER).drive(False)  # ON
+        assert unit.wait_for("power", within_ms=30_000)["on"] is True
+        until("the unit is in its game", lambda: unit.state()["mode"] == "idle", 60)
+        pi.sudo("echo > /sys/kernel/debug/vpi-pwm/log")
+        pi.line(AUCTION).tap()
+        unit.wait_for("auction.start", within_ms=30_000)
+        unit.wait_for("led", within_ms=30_000, level=1.0)
+        pi.sudo("systemctl stop cityunit")
+        states = pi.pwm_states()
+        assert any(s.channel == BUZZER_CHANNEL and s.enabled for s in states), states
+        assert led_flashes(states), states
+        last = {state.channel: state for state in states}
+        assert not last[LED_CHANNEL].enabled and not last[BUZZER_CHANNEL].enabled, last
+    finally:
+        pi.sudo(f"rm -f {drop_in} && systemctl daemon-reload && systemctl restart cityunit")
+    assert pins_through(pi) == "LGPIOFactory", "lgpio again, for the tests that follow"
+    console().close()
+
+
+def pins_through(pi: VirtualPi) -> str | None:
+    """The pin factory the service said it drives the pins through, last this boot."""
+    said = re.findall(r"pins through (\w+)", pi.journal())
+    return said[-1] if said else None
 
 
 def test_the_hil_suite_passes_against_the_services_console(
