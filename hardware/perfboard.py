@@ -48,7 +48,7 @@ def layout(pinout: dict, q1: dict) -> dict:
 
 
 def ohms(value: int) -> str:
-    """A resistor's value as the drawings write it: 150 Ω, 1 kΩ."""
+    """A resistor's value as the drawings write it: 220 Ω, 1 kΩ."""
     return f"{value / 1000:g} k\u03a9" if value >= 1000 else f"{value} \u03a9"
 
 

@@ -128,7 +128,8 @@ def test_the_netlist_is_the_wiring_tables() -> None:
         assert header[str(pinout["part"][part]["physical"])] == parts[ref].nets["1"]
         assert parts[ref].nets["2"] == "GND" == header[str(pinout["part"][part]["ground"])]
     led, buzzer = pinout["part"]["led"], pinout["part"]["buzzer"]
-    assert parts["R1"].value == "150" and parts["R1"].nets["1"] == header[str(led["physical"])]
+    assert parts["R1"].value == str(led["resistor_ohm"])
+    assert parts["R1"].nets["1"] == header[str(led["physical"])]
     assert parts["R1"].nets["2"] == parts["J5"].nets["1"]
     assert parts["R2"].nets["1"] == header[str(buzzer["physical"])]
     base = parts["R2"].nets["2"]
@@ -145,6 +146,8 @@ def test_the_netlist_is_the_wiring_tables() -> None:
     assert header[str(buzzer["supply"])] == "+5V" and parts["Q1"].nets[legs["C"]] == "BUZ-"
     for ref in ("D2", "R3"):  # across the buzzer: D2's cathode (pad 1, its band) on +5V
         assert set(parts[ref].nets.values()) == across and parts[ref].nets["1"] == "+5V"
+    for ref in ("J7", "J8"):  # a display's plug seats powered right, GND and VCC first
+        assert (parts[ref].nets["1"], parts[ref].nets["2"]) == ("GND", "+3V3"), ref
     oled, spi = pinout["part"]["oled"], pinout["spi_display"]
     assert [parts["J7"].nets[n] for n in "34"] == [
         header[str(oled[k])] for k in ("scl_physical", "sda_physical")
@@ -208,30 +211,38 @@ def test_the_schematic_joins_each_pin_to_its_net_as_the_board_does() -> None:
             assert labels[(far, py)] == net, f"{part.ref} pad {pad}"
 
 
-# What a join does where the Pi is concerned: two rails joined, a rail on a pin the Pi
-# drives (push-pull), 3V3 or 5V on a pin driven low only (I2C, Q1's collector), 5 V on any
-# pin of the Pi's (none takes more than 3.3 V), two driven pins joined.
+# What a join does where the Pi is concerned: two rails joined; a rail on a pin the Pi
+# drives (push-pull), or on one behind a resistor that lets more than a pin's 16 mA
+# through; 3V3 or 5V on a pin driven low only (I2C, Q1's collector); 5 V (a rail, or BUZ-,
+# which idles at 5 V through the buzzer) on any pin of the Pi's (none takes more than
+# 3.3 V); a driven pin against another driven one.
 RAILS = {"GND", "+3V3", "+5V"}
+FIVE_VOLT = {"+5V", "BUZ-"}
 PUSH_PULL = {"SCLK", "MOSI", "RES", "DC", "CS"}
 PULLED_LOW = {"SCL", "SDA", "BUZ-"}
+PIN_MA = 16
 
 
-def harm(a: str | None, b: str | None, pi_pins: set[str]) -> str | None:
-    """What joining nets a and b does to the Pi, or None if nothing."""
+def harm(a: str | None, b: str | None, pi_pins: set[str], behind: dict[str, int]) -> str | None:
+    """What joining nets a and b does to the Pi, or None if nothing. `behind`: the nets
+    a GPIO drives through a resistor, and its ohms."""
     if a is None or b is None or a == b:
         return None
     pair = {a, b}
     if pair <= RAILS:
         return f"joins {a} and {b}"
-    if pair <= PUSH_PULL:
+    if pair & FIVE_VOLT and pair & pi_pins:
+        return f"puts 5 V on {next(iter(pair & pi_pins))}, a pin of the Pi's"
+    driven = PUSH_PULL | PULLED_LOW
+    if len(pair & driven) == 2 and pair & PUSH_PULL:
         return f"joins {a} and {b}, both driven"
     rails, others = pair & RAILS, pair - RAILS
     if rails and others:
         (rail,), (pin,) = rails, others
         if pin in PUSH_PULL or (pin in PULLED_LOW and rail != "GND"):
             return f"joins {rail} to {pin}, which the Pi drives"
-        if rail == "+5V" and pin in pi_pins:
-            return f"puts 5 V on {pin}, a pin of the Pi's"
+        if pin in behind and 3.3 / behind[pin] * 1000 > PIN_MA:
+            return f"joins {rail} to {pin}: {3.3 / behind[pin] * 1000:.0f} mA from its GPIO"
     return None
 
 
@@ -250,20 +261,28 @@ def placements(parts: list[board.Part]) -> list[tuple[board.Cable, board.Part, i
 
 def test_no_cable_of_the_kit_seats_anywhere_it_could_harm_the_pi() -> None:
     """On e7e79bc a button's 2-pin XH plug seated in J7 and J8, the displays' XH headers,
-    on GND and 3V3: pressing it shorted the Pi's 3V3 rail. Each cable, in each connector
-    it seats in, at each offset, joins only what is safe to join (its own place apart:
-    the netlist test holds those)."""
+    on GND and 3V3: pressing it shorted the Pi's 3V3 rail; and in J5 it drew 22 mA from
+    GPIO13 through the LED's 150 ohm. Each cable, in each connector it seats in, at each
+    offset, joins only what is safe to join (its own place apart: the netlist test holds
+    those); a display, either one in either header, seats only where it is powered right."""
     parts = board.parts()
-    pi_pins = set(next(p for p in parts if p.ref == "J1").nets.values()) - RAILS | {"LED_A"}
+    by_ref = {p.ref: p for p in parts}
+    pi_pins = set(by_ref["J1"].nets.values()) - RAILS
+    behind = {  # a GPIO's net through a resistor: the resistor's other net, and its ohms
+        r.nets["2"]: int(float(r.value.removesuffix("k")) * (1000 if "k" in r.value else 1))
+        for r in parts
+        if r.ref.startswith("R") and r.nets["1"] in pi_pins
+    }
     harms = []
     for cable, part, offset in placements(parts):
-        if part.ref in cable.connectors and offset == 0:
-            continue
         at = {n: part.nets.get(str(n + offset)) for n in range(1, cable.pins + 1)}
-        if cable.supply and tuple(at[n] for n in cable.supply) == ("GND", "+3V3"):
-            continue  # a display powered right only reads its inputs
+        if cable.supply:  # a display: only where it is powered right does it only read
+            if tuple(at[n] for n in cable.supply) == ("GND", "+3V3"):
+                continue
+        elif part.ref in cable.connectors and offset == 0:
+            continue  # its own place: the netlist test holds those
         for a, b in cable.joins:
-            why = harm(at[a], at[b], pi_pins)
+            why = harm(at[a], at[b], pi_pins, behind)
             if why:
                 harms.append(f"{cable.part}'s plug in {part.ref} at pin {offset + 1}: {why}")
     assert not harms, "\n".join(harms)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import importlib.machinery
 import importlib.util
+import re
 import struct
 import subprocess
 import sys
@@ -62,7 +63,7 @@ def test_cr_lf_and_crlf_are_read_alike(eol: str, template_first: bool, tmp_path:
     reading = sysconf.read(text)
     assert (reading.settings, reading.hostname) == (3, "kitchen")
     assert reading.network() is not None
-    assert f"# applied: wifi_ssid=Kitchen{eol}" in back
+    assert f"# applied: wifi_ssid (removed from this file){eol}" in back
     assert back.count(eol) >= text.count(eol), "each line keeps its place and its ending"
     sysconf.keep(reading, tmp_path)
     assert 'ssid="Kitchen"' in (tmp_path / "wifi.conf").read_text()
@@ -110,6 +111,13 @@ def test_a_long_file_of_short_lines_is_read_in_one_pass_with_no_program_started(
     assert len(back.encode()) >= len(text.encode()), "every byte of the old file overwritten"
 
 
+def ssid_of(conf: str) -> str:
+    """The network's name as wpa_supplicant reads it: quoted, or hex."""
+    found = re.search(r'^\s*ssid=(?:"(.*)"|([0-9a-f]+))$', conf, re.M)
+    assert found is not None, conf
+    return found[1] if found[1] is not None else bytes.fromhex(found[2]).decode()
+
+
 def test_the_passphrase_is_kept_hashed_as_wpa_passphrase_does(tmp_path: Path) -> None:
     # IEEE 802.11i's test vector: "password" on the network "IEEE"
     reading = sysconf.read(settings("wifi_ssid=IEEE", "wifi_psk=password", "wifi_country=gb"))
@@ -117,14 +125,14 @@ def test_the_passphrase_is_kept_hashed_as_wpa_passphrase_does(tmp_path: Path) ->
     conf = (tmp_path / "wifi.conf").read_text()
     assert "psk=f42c6fc52df0ebef9ebb4b90b38a5f902e83fe1b135a70e23aed762e9710a12e" in conf
     assert "country=GB" in conf and "password" not in conf
-    assert sysconf.ssid_of(conf) == "IEEE"
+    assert ssid_of(conf) == "IEEE"
 
 
 def test_a_name_with_quotes_is_kept_as_hex_and_read_back(tmp_path: Path) -> None:
     reading = sysconf.read(settings('wifi_ssid=Joe\'s "5G"', f"wifi_psk={SECRET}"))
     sysconf.keep(reading, tmp_path)
     conf = (tmp_path / "wifi.conf").read_text()
-    assert '"5G"' not in conf and sysconf.ssid_of(conf) == 'Joe\'s "5G"'
+    assert '"5G"' not in conf and ssid_of(conf) == 'Joe\'s "5G"'
 
 
 @pytest.mark.parametrize(
@@ -167,3 +175,72 @@ def test_the_file_is_overwritten_in_place_every_old_byte(tmp_path: Path) -> None
     sysconf.rewrite(card, sysconf.rewritten(text.encode(), sysconf.read(text)))
     assert card.stat().st_ino == inode and card.stat().st_size >= len(text.encode())
     assert SECRET not in card.read_text()
+
+
+def test_a_notepad_files_byte_order_mark_is_not_part_of_its_first_line(tmp_path: Path) -> None:
+    """Windows' Notepad starts a UTF-8 file with EF BB BF: the first setting was refused
+    as "not a setting", and with it the Wi-Fi."""
+    text = "\ufeffwifi_ssid=Home\r\nwifi_psk=hunter2hunter2\r\n"
+    reading = sysconf.read(text)
+    assert reading.network() is not None and "refused" not in " ".join(reading.said)
+    assert not sysconf.has_settings("\ufeff# only a comment\n")
+
+
+@pytest.mark.parametrize(
+    ("lines", "keys", "wifi"),
+    [
+        ((f"root_authorized_key={KEY}", "ssh=off"), False, False),
+        (("ssh=off", f"root_authorized_key={KEY}"), True, False),
+        (("wifi_ssid=Home", f"wifi_psk={SECRET}", "wifi=off"), True, False),
+        (("wifi=off", "wifi_ssid=Home", f"wifi_psk={SECRET}"), True, True),
+    ],
+    ids=["key-then-ssh-off", "ssh-off-then-key", "wifi-then-off", "off-then-wifi"],
+)
+def test_off_and_a_setting_are_taken_in_the_files_order(
+    lines: tuple[str, ...], keys: bool, wifi: bool, tmp_path: Path
+) -> None:
+    """ssh=off after a key forgot the key? It was applied first, whatever the order: the
+    key stayed, and SSH with it."""
+    (tmp_path / "authorized_keys").write_text(KEY + "\n")  # kept from an earlier boot
+    sysconf.keep(sysconf.read(settings(*lines)), tmp_path)
+    assert (tmp_path / "authorized_keys").exists() == keys
+    assert (tmp_path / "wifi.conf").exists() == wifi
+
+
+def test_a_passphrase_typed_as_the_networks_name_leaves_the_file_too() -> None:
+    back, said = written(settings(f"wifi_ssid={SECRET}", "wifi_psk=HomeNetwork"))
+    assert SECRET not in back and SECRET not in said
+
+
+@pytest.mark.parametrize("separator", ["\u2028", "\x0b", "\x1c", "\x85"])
+def test_a_key_with_a_line_separator_in_it_is_refused(separator: str, tmp_path: Path) -> None:
+    """sshd splits authorized_keys on LF alone; Python's splitlines on these too: a key
+    whose comment held one became, once another key was added, a line of its own that
+    no check had seen."""
+    planted = f"{KEY}{separator}no-pty {KEY}"
+    back, _ = written(settings(f"root_authorized_key={planted}"))
+    assert "# refused (line 1): not an SSH public key" in back
+
+
+def test_a_data_partition_that_refuses_keeps_nothing_and_the_secret_still_goes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text = settings("hostname=kitchen", "wifi_ssid=Home", f"wifi_psk={SECRET}")
+    card = tmp_path / "sysconf.txt"
+    card.write_text(text)
+    full = tmp_path / "full"
+    full.mkdir()
+    full.chmod(0o500)  # (root writes anyway: the write itself is made to fail)
+
+    def refused(self: Path, data: str, *args: object, **kwargs: object) -> int:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_text", refused)
+    monkeypatch.setattr(sysconf, "FILE", card)
+    monkeypatch.setattr(
+        sysconf.subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a, 0)
+    )
+    sysconf.read_file(full, write_back=True)
+    back = card.read_text(errors="replace")
+    assert SECRET not in back
+    assert back.count("data partition refused it") == 3

@@ -185,7 +185,7 @@ def test_the_first_boot_settings_are_kept_and_their_secret_leaves_the_card(
     emulated.wait_for(f"cityunit-sysconf: hostname {HOSTNAME}")
     emulated.wait_for(r"cityunit-sysconf: SSH on, for root with 1 key")
     emulated.wait_for(r"Server listening on")  # sshd, with the card's own host key
-    emulated.wait_for(r"cityunit-sysconf: Wi-Fi on wlan0, for Kitchen # 2")
+    emulated.wait_for(r"cityunit-sysconf: Wi-Fi on wlan0, for the network kept on the card")
     assert "sysconf.txt read" not in emulated.log.read_text(errors="replace")
     emulated.cut_power()
     sysconf = card.read("sysconf.txt").decode()
@@ -193,13 +193,14 @@ def test_the_first_boot_settings_are_kept_and_their_secret_leaves_the_card(
     # a refused line is named by its number: wifi_band=5, then the passphrase after a colon
     band = len(TEMPLATE.read_text().splitlines()) + 6
     for line in (f"# applied: hostname={HOSTNAME}", f"# applied: root_authorized_key={ssh_key}",
-                 f"# applied: wifi_ssid={SSID}", "# applied: wifi_psk (removed from this file)",
+                 "# applied: wifi_ssid (removed from this file)",
+                 "# applied: wifi_psk (removed from this file)",
                  f"# refused (line {band}): no such setting",
                  f"# refused (line {band + 1}): not a setting (key=value)"):  # fmt: skip
         assert line in sysconf.splitlines()
     assert "wifi_band" not in sysconf
     wifi = data_file(card, "/system/wifi.conf")
-    assert PASSPHRASE not in wifi and "country=GB" in wifi
+    assert PASSPHRASE not in wifi and "country=GB" in wifi and f'ssid="{SSID}"' in wifi
     assert re.search(r"^\s*psk=[0-9a-f]{64}$", wifi, re.M)
     assert data_file(card, "/system/authorized_keys").strip() == ssh_key
     assert "ssh-ed25519" in data_file(card, "/system/ssh_host_ed25519_key.pub")
