@@ -2,7 +2,8 @@
 QEMU's Raspberry Pi 3B as a player's card would boot in a Pi.
 
 Every test here is marked `vm` and `image` (tests/conftest.py: `pytest -m "not vm"` runs
-the mock suite alone), and runs last. They share one card, booted once, and run in file
+the mock suite alone), and runs after the mock suite, beside the virtual Pi (a worker
+each: bootstrap.py's --dist loadfile). They share one card, booted once, and run in file
 order, as a player's first evening would: plug in, play, pull the plug, plug in again,
 edit the card. Where this machine cannot build the image or run QEMU, they are skipped
 with the reason.

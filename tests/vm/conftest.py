@@ -4,7 +4,7 @@ Every test here is marked `vm` (tests/conftest.py: `pytest -m "not vm"` runs the
 suite alone), and runs after the mock suite. They share one guest (booted once per
 session, the checkout installed in it by the unmodified installer) and run in file
 order, as a maker's first evening would: install, reboot, check, play, break it, switch
-to SPI, shut down. That is on Debian bookworm (Pi
+to SPI, shut down (beside the card's tier, a worker each). That is on Debian bookworm (Pi
 OS Bookworm's); the tests marked `trixie` run again, in the same order, on a second
 guest of Debian trixie (Pi OS Trixie's: Linux 6.12, Python 3.13, systemd 257). Where
 this machine cannot build or boot a guest, its tests are skipped with the reason.
