@@ -19,6 +19,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "hardware" / "image"))
+import recipe  # noqa: E402  (the one place that names the builds' cache root)
+
 SCAD = ROOT / "hardware/enclosure/cityunit.scad"
 MAKE = ROOT / "hardware/enclosure/make.py"
 needs_openscad = pytest.mark.skipif(
@@ -40,8 +43,8 @@ FAR = 1000  # the model's: how far below its first check a render puts its secon
 def render(tmp_path: Path, part: str, **defs: object) -> list[tuple[float, ...]]:
     """The vertices of what `part` of the model makes with these settings ([]: nothing).
     OpenSCAD's CGAL takes 5-20 s a render: each answer is kept under a key of everything
-    it depends on (the model's bytes, the settings, OpenSCAD's version), in CITYUNIT_CACHE
-    as the builds are, so that only a changed model is rendered again."""
+    it depends on (the model's bytes, the settings, OpenSCAD's version), in the builds'
+    cache root (recipe.cache), so that only a changed model is rendered again."""
     defines = ["-D", "$fn=24"]
     for key, value in {"part": part, **defs}.items():
         defines += ["-D", f"{key}={json.dumps(value)}"]
@@ -75,10 +78,9 @@ def _openscad_version() -> str:
 
 def _kept(defines: list[str]) -> Path | None:
     """Where the answer for these settings is kept, or None where nothing can be kept."""
-    root = Path(os.environ.get("CITYUNIT_CACHE") or "/var/cache/cityunit") / "openscad"
     try:
-        root.mkdir(parents=True, exist_ok=True)
-    except OSError:
+        root = recipe.cache("openscad")
+    except OSError:  # (a cache root this user may not write)
         return None
     key = hashlib.sha256(repr((SCAD.read_bytes(), defines, _openscad_version())).encode())
     return root / f"{key.hexdigest()[:24]}.json"
