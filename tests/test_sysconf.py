@@ -243,3 +243,14 @@ def test_a_data_partition_that_refuses_keeps_nothing_and_the_secret_still_goes(
     back = card.read_text(errors="replace")
     assert SECRET not in back
     assert back.count("data partition refused it") == 3
+
+
+def test_the_card_puts_back_no_more_than_a_config_may_hold() -> None:
+    """cityunit-card (a shell script, booted in the image tier) copies the last good
+    cityunit.toml back onto the FAT only up to the config's own limit: the two numbers
+    are one fact, written twice, so they are checked here."""
+    from cityunit import config
+
+    card = (SCRIPT.parent / "cityunit-card").read_text()
+    largest = re.search(r"^LARGEST=(\d+)\b", card, re.M)
+    assert largest and int(largest[1]) == config.MAX_BYTES

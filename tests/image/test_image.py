@@ -308,3 +308,31 @@ def test_nothing_is_written_to_the_card_while_the_unit_is_off(
           f" for 35 s after {settled:.0f} s, then {len(idle)} in 30 s")  # fmt: skip
     assert len(playing) >= 2  # the witness sees the saves
     assert idle == [], f"written to at {idle} s into the 30 s watched"
+
+
+def test_a_last_good_copy_larger_than_a_config_stays_off_the_card(
+    sd_image: Path, card: Card, emulated: EmulatedPi, tmp_path: Path
+) -> None:
+    """A re-flash over a data partition whose last good cityunit.toml has grown past what a
+    config may hold (64 KiB, config.MAX_BYTES): the copy is not put back on the FAT (the
+    card tolerates no file of any size from there), the image's own stays, and the
+    journal says why."""
+    emulated.cut_power()
+    ours = card.read("cityunit.toml")
+    Card.flash(sd_image, card.path)
+    flashed = card.read("cityunit.toml")
+    big = tmp_path / "config.last-good.toml"
+    big.write_bytes(ours + b"#" * (64 * 1024 + 1 - len(ours)))
+    script = tmp_path / "plant"
+    script.write_text(
+        f"cd /cityunit\nrm config.last-good.toml\nwrite {big} config.last-good.toml\n"
+    )
+    data = f"{card.path}?offset={image_build.SIZE}"
+    subprocess.run(["debugfs", "-w", "-f", str(script), data], capture_output=True, check=True)
+    assert len(data_file(card, "/cityunit/config.last-good.toml")) == 64 * 1024 + 1
+    journal_on_the_uart(card)
+    emulated.boot()
+    emulated.wait_for(r"the last good cityunit\.toml is over 65536 bytes, no config: not put back")
+    emulated.wait_for(r"Finished cityunit-card\.service")
+    emulated.cut_power()
+    assert card.read("cityunit.toml") == flashed
