@@ -17,13 +17,13 @@ os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
 os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
 
 from cityunit.board import Board
-from cityunit.clock import VirtualClock
 from cityunit.config import Config
-from cityunit.events import Event
-from cityunit.gestures import Button
-from cityunit.oled import LumaPanel
-from cityunit.rules import Rules
-from cityunit.unit import Unit
+from cityunit.core.events import Event
+from cityunit.core.gestures import Button
+from cityunit.core.rules import Rules
+from cityunit.core.unit import Unit
+from cityunit.display.oled import LumaPanel
+from cityunit.loop.clock import VirtualClock
 from fakes import FlakyBus, mock_factory
 
 

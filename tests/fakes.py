@@ -20,10 +20,10 @@ from typing import NamedTuple
 import pytest
 from gpiozero.pins.mock import MockFactory
 
-from cityunit import pwm
-from cityunit.bench.rig import WireCounter
 from cityunit.config import Hardware
-from cityunit.parts import mock_pins
+from cityunit.parts import pwm
+from cityunit.parts.gpio import mock_pins
+from cityunit.tools.bench.rig import WireCounter
 from cityunit_sim.board import SwitchPin
 
 SSD1306_DISPLAYOFF = 0xAE

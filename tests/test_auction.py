@@ -5,8 +5,8 @@ from __future__ import annotations
 import itertools
 import statistics
 
-from cityunit.gestures import Button
-from cityunit.rules import Rules
+from cityunit.core.gestures import Button
+from cityunit.core.rules import Rules
 from conftest import Table
 
 A = Button.AUCTION

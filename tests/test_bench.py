@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 
-from cityunit.bench import TARGETS
+from cityunit.tools.bench import TARGETS
 
 
 def test_bench_quick_prints_every_figure_as_json() -> None:
@@ -24,7 +24,7 @@ def test_bench_quick_prints_every_figure_as_json() -> None:
 
 
 def test_the_device_report_times_each_kind_of_frame_and_the_pins(monkeypatch) -> None:
-    from cityunit.bench.device import KINDS, report
+    from cityunit.tools.bench.device import KINDS, report
 
     monkeypatch.setenv("GPIOZERO_PIN_FACTORY", "mock")
     from cityunit.config import Config
@@ -79,8 +79,8 @@ def test_the_device_report_says_what_it_cannot_measure(monkeypatch) -> None:
     service): a line saying so, not a traceback."""
     from gpiozero.exc import BadPinFactory
 
-    from cityunit.bench import device
     from cityunit.config import Config, Hardware
+    from cityunit.tools.bench import device
 
     def no_pins(*args: object, **kw: object) -> None:
         raise BadPinFactory("Unable to load any default pin factory!")
@@ -98,7 +98,7 @@ def test_slowed_holds_this_process_to_a_share_of_a_core_and_lets_go() -> None:
 
     import pytest
 
-    from cityunit.bench.slow import PERIOD_US, Refused, slowed
+    from cityunit.tools.bench.slow import PERIOD_US, Refused, slowed
 
     with pytest.raises(Refused, match="from 1 to 1000"), slowed(0.5):
         pass
@@ -135,7 +135,7 @@ def test_slowed_past_20_lengthens_the_period_and_refuses_what_is_no_number() -> 
 
     import pytest
 
-    from cityunit.bench.slow import Refused, slowed
+    from cityunit.tools.bench.slow import Refused, slowed
 
     for bad in (math.nan, math.inf, 0.0, 1_001.0):
         with pytest.raises(Refused), slowed(bad):

@@ -1,4 +1,4 @@
-"""cityunit.client against a simulator it starts: errors, waiting for events, iterating."""
+"""cityunit.console.client against a simulator it starts: errors, waiting for events, iterating."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from cityunit.client import Client, ProtocolError
+from cityunit.console.client import Client, ProtocolError
 
 
 def test_an_err_reply_is_a_protocol_error_with_its_code() -> None:
@@ -145,7 +145,7 @@ def test_closing_a_simulator_that_does_not_exit_in_time_kills_it_quietly(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """`subprocess.TimeoutExpired` used to leave close() and the `with` block."""
-    from cityunit import spawn
+    from cityunit.console import spawn
 
     unit = Client.simulator(seed=1)
     monkeypatch.setattr(spawn, "WAIT_S", 0.0)

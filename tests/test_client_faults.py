@@ -1,4 +1,4 @@
-"""cityunit.client against a port that is not a well-behaved unit (issue 38): bad event
+"""cityunit.console.client against a port that is not a well-behaved unit (issue 38): bad event
 lines, a port that answers everything, replies that come late, a picture too large. Each
 port here is a few lines of script, answering in the client's own threads."""
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from cityunit.client import Client, ProtocolError
+from cityunit.console.client import Client, ProtocolError
 
 ROOT = Path(__file__).resolve().parents[1]
 STATE = {"power": "off", "mode": "off", "clock": "real", "t_ms": 0}
@@ -175,7 +175,7 @@ def test_a_type_checker_catches_a_mistyped_button_switch_part_or_state_key(
     """Issue 38: the client took plain str, and mypy --strict passed each of these."""
     script = tmp_path / "script.py"
     script.write_text(
-        "from cityunit.client import Client\n\n\ndef play(unit: Client) -> None:\n"
+        "from cityunit.console.client import Client\n\n\ndef play(unit: Client) -> None:\n"
         '    unit.press("auctoin")\n    unit.switch("maybe")\n    unit.fault("displya", "gone")\n'
         '    print(unit.state()["mdoe"])\n'
         '    unit.press("auction")\n    unit.fault("bus", 3)\n    print(unit.state()["mode"])\n'

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from cityunit import config, files
 from cityunit.config import Config, ConfigError, load, parse
-from cityunit.permit import Permit
+from cityunit.core.permit import Permit
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()

@@ -13,11 +13,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cityunit.clock import VirtualClock
 from cityunit.config import Config
-from cityunit.console import MAX_LINE, LineReader, Session, TooLong, event_json
-from cityunit.events import Event, EventKind
-from cityunit.prompt import describe
+from cityunit.console.prompt import describe
+from cityunit.console.protocol import MAX_LINE, LineReader, Session, TooLong, event_json
+from cityunit.core.events import Event, EventKind
+from cityunit.loop.clock import VirtualClock
 from cityunit_sim.board import SimBoard
 from fakes import simulator_pty
 
@@ -131,7 +131,7 @@ def test_a_served_console_closes_with_the_board() -> None:
     import select
     import time
 
-    from cityunit.link import PtyLink
+    from cityunit.console.links import PtyLink
 
     link = PtyLink()
     with SimBoard(Config(), VirtualClock(), seed=1) as board:
@@ -283,7 +283,7 @@ def test_screen_is_the_picture_the_unit_draws_and_edge_a_raw_contact() -> None:
 
     from PIL import Image
 
-    from cityunit.render import render
+    from cityunit.display.render import render
 
     out: list[str] = []
     with SimBoard(Config(), VirtualClock(), seed=1) as board:
@@ -430,7 +430,7 @@ def test_ok_and_back_mend_a_count_too_and_a_fault_that_breaks_nothing_costs_noth
 def test_reset_on_the_real_clock_leaves_no_news_of_a_save_for_the_next_test() -> None:
     """The saver's own thread (the real clock): a failing save's news, and its `back`
     after the mending, must come before RESET's OK or never."""
-    from cityunit.clock import MonotonicClock
+    from cityunit.loop.clock import MonotonicClock
 
     out: list[str] = []
     with SimBoard(Config(), MonotonicClock(), seed=1, observed=False) as board:
@@ -473,7 +473,7 @@ def test_protocol_1_2_answers_every_line_and_screen_is_the_unit_s_picture(lines:
     of the screen the unit is on at that moment."""
     import base64
 
-    from cityunit.render import render
+    from cityunit.display.render import render
 
     out: list[str] = []
     with SimBoard(Config(), VirtualClock(), seed=1, observed=False) as board:

@@ -32,7 +32,7 @@ def test_the_driver_sees_a_change_a_player_would_hear(tmp_path: Path) -> None:
     """A tree whose permit draw sounds one frame longer must not pass for this one."""
     for part in ("firmware", "sim"):
         shutil.copytree(differential.ROOT / part, tmp_path / part)
-    sounds = tmp_path / "firmware" / "cityunit" / "sounds.py"
+    sounds = tmp_path / "firmware" / "cityunit" / "core" / "sounds.py"
     sounds.write_text(sounds.read_text().replace("DRAW_MS = 800", "DRAW_MS = 900"))
     lines = differential.script(0)
     assert differential.transcript(lines, tmp_path) != differential.transcript(lines)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from cityunit.clock import VirtualClock
 from cityunit.config import Hardware
-from cityunit.display import Display
-from cityunit.oled import LumaPanel
-from cityunit.screens import HourScreen
+from cityunit.core.screens import HourScreen
+from cityunit.display.oled import LumaPanel
+from cityunit.display.panel import Display
+from cityunit.loop.clock import VirtualClock
 from fakes import FlakyBus
 
 EN = "en"

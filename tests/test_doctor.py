@@ -13,7 +13,7 @@ import pytest
 from gpiozero import DigitalInputDevice
 
 from cityunit.config import Config
-from cityunit.doctor import FAIL, OK, WARN, Doctor, report
+from cityunit.tools.doctor import FAIL, OK, WARN, Doctor, report
 from fakes import KernelPWM, kernel_pwm, mock_factory
 
 
@@ -234,7 +234,7 @@ BEFORE = "INFO cityunit: cityunit 0.1.0 running (/etc/cityunit/config.toml); PWM
         ),
         (
             START
-            + "buzzer, led\nWARNING cityunit.parts: buzzer: hardware PWM failed (x): software PWM from now on",
+            + "buzzer, led\nWARNING cityunit.parts.gpio: buzzer: hardware PWM failed (x): software PWM from now on",
             WARN,
             "plays the buzzer (GPIO18, pwmchip0 channel 0) in software",
         ),
@@ -280,7 +280,7 @@ def probed(tmp_path: Path, **kw) -> str:
 def test_files_outside_the_users_group_point_at_the_gpio_group(
     tmp_path: Path, kernel: KernelPWM, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from cityunit import pwm
+    from cityunit.parts import pwm
 
     monkeypatch.setattr(pwm, "EXPORT_WAIT_S", 0.01)
     kernel.udev_checks = None  # udev never hands them over
@@ -290,7 +290,7 @@ def test_files_outside_the_users_group_point_at_the_gpio_group(
 
 
 def test_a_refused_value_is_quoted_as_a_bug_to_report(tmp_path: Path, kernel: KernelPWM) -> None:
-    from cityunit.parts import BUZZER_MID
+    from cityunit.parts.gpio import BUZZER_MID
 
     period = tmp_path / "pwm" / "pwmchip0" / "pwm0" / "period"
     kernel.fail(period, errno.EINVAL)  # as the driver refuses a period it cannot make
@@ -356,7 +356,7 @@ def test_spi_switched_off_or_out_of_reach(tmp_path: Path, monkeypatch: pytest.Mo
 
 def test_the_wiring_tests_hint_names_the_spi_wires() -> None:
     from cityunit.config import Hardware
-    from cityunit.wiring import _display_hint
+    from cityunit.tools.wiring import _display_hint
 
     spi = Config(hardware=Hardware(interface="spi", spi_device=1, dc_pin=23))
     assert "CS on CE1 (GPIO7), DC (GPIO23), RST (GPIO25)" in _display_hint(spi)
@@ -406,7 +406,7 @@ class FastBus(Bus):
 
 
 def frames_on(bus: Bus):
-    from cityunit.oled import LumaPanel
+    from cityunit.display.oled import LumaPanel
 
     return lambda hardware: LumaPanel(hardware, bus=bus)
 

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from cityunit import fallback
 from cityunit.config import ConfigError, load, load_raw
-from cityunit.gestures import Button
-from cityunit.notice import NOTICE_MS
-from cityunit.rules import Rules
-from cityunit.screens import HourScreen, RefusedScreen
-from cityunit.unit import Unit
+from cityunit.core.gestures import Button
+from cityunit.core.notice import NOTICE_MS
+from cityunit.core.rules import Rules
+from cityunit.core.screens import HourScreen, RefusedScreen
+from cityunit.core.unit import Unit
+from cityunit.service import fallback
 from fakes import cable, run_unit
 
 GOOD = '[display]\ndriver = "none"\n[game]\nlanguage = "fr"\n'
@@ -211,7 +211,8 @@ def test_off_after_a_refused_start_silences_the_pins_the_unit_played_with(
 ) -> None:
     """ExecStopPost's `--off --or-last-good`: the last good copy's pins, as the unit
     played them, not what can be read of the refused file."""
-    from cityunit import board, service
+    from cityunit import board
+    from cityunit.service import run as service
 
     state = tmp_path / "state"
     state.mkdir()

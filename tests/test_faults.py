@@ -16,10 +16,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cityunit import modes
 from cityunit.config import Config, ConfigError, load, parse
-from cityunit.inbox import stop_on_signals
-from cityunit.rules import Rules
+from cityunit.core import modes
+from cityunit.core.rules import Rules
+from cityunit.loop.inbox import stop_on_signals
 from conftest import AUCTION, BUILD, BUZZER, LED, POWER, Rig
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -209,7 +209,7 @@ def test_the_firmware_never_reads_the_wall_clock() -> None:
 @pytest.mark.parametrize("jump_s", [3_600, -3_600, 365 * 86_400])
 def test_wall_clock_jumps_change_nothing(monkeypatch: pytest.MonkeyPatch, jump_s: int) -> None:
     """A real-clock auction while the wall clock jumps (as when NTP answers a Pi with no RTC)."""
-    from cityunit.bench import Rig as RealRig
+    from cityunit.tools.bench import Rig as RealRig
 
     real_time, real_ns = time.time, time.time_ns
     offset = [0.0]
@@ -287,7 +287,7 @@ def test_a_board_whose_last_step_fails_still_saves_and_lets_go(tmp_path: Path) -
     """Closing does not depend on the world following the last step: a step that raises
     (a driver's bug, an unplugged part) still leaves the game saved and every pin free."""
     from cityunit.board import Board
-    from cityunit.clock import VirtualClock
+    from cityunit.loop.clock import VirtualClock
     from fakes import mock_factory
 
     clock = VirtualClock()

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from cityunit.config import Config
-from cityunit.doctor import FAIL, OK
-from cityunit.parts import Parts
-from cityunit.wiring import STEPS, NotPaused, WiringTest, buzzer_hint, service_paused
+from cityunit.parts.gpio import Parts
+from cityunit.tools.doctor import FAIL, OK
+from cityunit.tools.wiring import STEPS, NotPaused, WiringTest, buzzer_hint, service_paused
 from fakes import mock_factory
 
 ROOT = Path(__file__).resolve().parents[1]

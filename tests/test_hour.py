@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import itertools
 
-from cityunit.gestures import Button
-from cityunit.hour import HOUR_MS
-from cityunit.rules import Rules
+from cityunit.core.gestures import Button
+from cityunit.core.hour import HOUR_MS
+from cityunit.core.rules import Rules
 from conftest import Table
 
 A, B = Button.AUCTION, Button.BUILD

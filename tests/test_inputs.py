@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from cityunit.debounce import Debouncer
-from cityunit.gestures import STUCK_MS, Button
+from cityunit.core.debounce import Debouncer
+from cityunit.core.gestures import STUCK_MS, Button
 from conftest import Table
 
 A, B = Button.AUCTION, Button.BUILD

@@ -13,12 +13,12 @@ from contextlib import contextmanager
 
 import pytest
 
-from cityunit import link as link_module
-from cityunit import server
-from cityunit.clock import Clock, MonotonicClock, VirtualClock
 from cityunit.config import Config
-from cityunit.link import PtyLink
-from cityunit.server import IN_FLIGHT, Served
+from cityunit.console import links as link_module
+from cityunit.console import server
+from cityunit.console.links import PtyLink
+from cityunit.console.server import IN_FLIGHT, Served
+from cityunit.loop.clock import Clock, MonotonicClock, VirtualClock
 from cityunit_sim.board import SimBoard
 
 WAIT_S = 10  # a bound for waits on behaviour, never a sleep

@@ -105,12 +105,73 @@ def test_no_import_circle_in_firmware_or_sim() -> None:
     assert circles == [], f"modules on an import circle: {', '.join(sorted(circles))}"
 
 
+# firmware/cityunit's rooms, from the bottom up: a module imports only from its own room and
+# those below it (and the package's __version__), so the tower reads one way. The config's
+# files and the header's facts sit just above the core: every room reads them.
+ROOMS = (
+    ("the core", ("cityunit.core",)),
+    ("the config", ("cityunit.config", "cityunit.files", "cityunit.header")),
+    ("the display", ("cityunit.display",)),
+    ("the parts", ("cityunit.parts",)),
+    ("the loop", ("cityunit.loop",)),
+    ("the console", ("cityunit.console",)),
+    ("the composition root", ("cityunit.board",)),
+    ("the service", ("cityunit.service",)),
+    ("the tools", ("cityunit.tools",)),
+    ("the command line", ("cityunit.cli", "cityunit.__main__")),
+)
+# The core is plain Python: these are all the standard library it may use (no I/O, no
+# threads, no clock: time comes in as an argument).
+PURE = {"__future__", "bisect", "collections", "dataclasses", "enum", "functools", "heapq",
+        "itertools", "random", "typing"}  # fmt: skip
+
+
+def room(module: str) -> int | None:
+    """Where `module` stands in ROOMS (None: the package itself, or not the firmware's)."""
+    for floor, (_, prefixes) in enumerate(ROOMS):
+        if any(module == p or module.startswith(p + ".") for p in prefixes):
+            return floor
+    return None
+
+
+def test_every_firmware_module_is_in_a_room() -> None:
+    homeless = [m for m in _modules() if m.startswith("cityunit.") and room(m) is None]
+    assert homeless == [], f"modules in no room of ROOMS: {homeless}"
+
+
+def test_no_import_runs_back_up_the_rooms() -> None:
+    """The core imports nothing outside itself; the display nothing of the loop's; no
+    room anything of a room above it; and the firmware nothing of the simulator's."""
+    modules = _modules()
+    upward = []
+    for name, path in modules.items():
+        if not name.startswith("cityunit.") or (floor := room(name)) is None:
+            continue
+        for target in _imports(name, path, modules):
+            there = room(target)
+            if target.startswith("cityunit_sim") or (there is not None and there > floor):
+                upward.append(f"{name} ({ROOMS[floor][0]}) imports {target}")
+    assert upward == []
+
+
+def test_the_core_uses_only_pure_standard_modules() -> None:
+    found = set()
+    for name, path in _modules().items():
+        if room(name) == 0:
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.Import):
+                    found.update(a.name.split(".")[0] for a in node.names)
+                elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                    found.add(node.module.split(".")[0])
+    assert found - PURE - {"cityunit"} == set()
+
+
 def test_the_command_line_imports_nothing_heavy_before_its_command_runs() -> None:
     """`cityunit run` catches its signals before gpiozero, luma and Pillow load (a Pi Zero
     takes one to two seconds over them): the command line and the programs' modules must
     not import them at their top."""
     code = (
-        "import sys, cityunit.cli, cityunit.service, cityunit.tools, cityunit_sim.launch\n"
+        "import sys, cityunit.cli, cityunit.service.run, cityunit.tools.commands, cityunit_sim.launch\n"
         "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in"
         " ('gpiozero', 'luma', 'PIL', 'pygame', 'serial') or m == 'cityunit.board')))\n"
     )

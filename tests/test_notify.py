@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from cityunit.board import Board
-from cityunit.clock import MonotonicClock
 from cityunit.config import Config, Hardware
-from cityunit.notify import Notifier
+from cityunit.loop.clock import MonotonicClock
+from cityunit.parts.notify import Notifier
 from fakes import mock_factory
 
 

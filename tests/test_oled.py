@@ -18,15 +18,15 @@ from luma.core.interface.serial import i2c
 from luma.oled.device import sh1106, ssd1306, ssd1309
 from PIL import Image, ImageDraw
 
-from cityunit import oled, spi
 from cityunit.config import Hardware
-from cityunit.gestures import Button
-from cityunit.oled import SH1106, SSD1306, SSD1309, LumaPanel, inverse, pages
-from cityunit.render import render
-from cityunit.rules import Rules
-from cityunit.screens import HourEndScreen, HourScreen
-from cityunit.spi import SpiDev
-from cityunit.unit import Unit
+from cityunit.core.gestures import Button
+from cityunit.core.rules import Rules
+from cityunit.core.screens import HourEndScreen, HourScreen
+from cityunit.core.unit import Unit
+from cityunit.display import oled, spi
+from cityunit.display.oled import SH1106, SSD1306, SSD1309, LumaPanel, inverse, pages
+from cityunit.display.render import render
+from cityunit.display.spi import SpiDev
 from fakes import INTERFACES, WHOLE, Controller
 
 
@@ -268,7 +268,7 @@ def test_real_games_end_each_frame_on_the_glass_for_far_fewer_bytes(
 def test_a_screen_that_turns_white_is_sent_inverted_for_a_fraction_of_the_bytes(
     kind, interface
 ) -> None:
-    from cityunit.screens import AuctionScreen, SoldScreen
+    from cityunit.core.screens import AuctionScreen, SoldScreen
 
     glass = Glass(kind, interface=interface)
     assert glass.show(render(AuctionScreen(3), "en"))
@@ -367,8 +367,8 @@ def test_spidev_sets_its_speed_and_writes_the_bytes_as_they_are(tmp_path, monkey
 def test_the_bench_times_a_panel_on_spi_with_its_bus_time_at_its_speed() -> None:
     """`cityunit bench --device` on an SPI display: one panel (a second would want the same
     DC and RST pins), its bytes as the bus counts them, their time at the bus's speed."""
-    from cityunit.bench.device import KINDS, frames
     from cityunit.config import Config
+    from cityunit.tools.bench.device import KINDS, frames
 
     bus = Controller("ssd1309", spi=True)
     parts = dataclasses.replace(bus.hardware, spi_speed_hz=4_000_000)
@@ -409,7 +409,7 @@ def play_with(kind: str, ready: bool, seed: int) -> tuple[list, int, int]:
     bus's writes; how many shown frames had to be planned at the tap; how many shown."""
     from functools import partial
 
-    from cityunit.display import Display
+    from cityunit.display.panel import Display
 
     bus = Writes(kind)
     panel = LumaPanel(bus.hardware, bus=bus)

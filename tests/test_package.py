@@ -21,7 +21,7 @@ DOC = ROOT / "docs" / "testing.md"
 GOLDEN = ROOT / "tests" / "golden" / "switch-off.en.png"
 
 TYPED = """
-from cityunit.client import Client
+from cityunit.console.client import Client
 
 
 def auction_length(seed: int) -> int:

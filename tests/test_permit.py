@@ -7,9 +7,9 @@ from collections import Counter
 
 import pytest
 
-from cityunit.gestures import Button
-from cityunit.permit import Permit, draw
-from cityunit.rules import DEFAULT_ODDS, Rules
+from cityunit.core.gestures import Button
+from cityunit.core.permit import Permit, draw
+from cityunit.core.rules import DEFAULT_ODDS, Rules
 from conftest import Table, chi_square
 
 B = Button.BUILD

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from cityunit import store
-from cityunit.hour import HOUR_MS
+from cityunit.core.hour import HOUR_MS
+from cityunit.loop import store
 from conftest import AUCTION, BUILD, POWER, Rig
 from fakes import run_unit
 
@@ -117,7 +117,7 @@ def test_kill_9_at_any_point_of_a_save_leaves_the_old_or_the_new_state(tmp_path:
 def test_kill_9_at_random_times_during_a_stream_of_saves(tmp_path: Path) -> None:
     path = tmp_path / store.FILENAME
     code = (
-        "import json, sys; from pathlib import Path; from cityunit import store\n"
+        "import json, sys; from pathlib import Path; from cityunit.loop import store\n"
         "p, state, n = Path(sys.argv[1]), json.loads(sys.argv[2]), 0\n"
         "print('ready', flush=True)\n"
         "while True:\n"
@@ -295,7 +295,7 @@ def test_the_clock_under_resumed_keeps_ticking_on_the_display(make_rig, tmp_path
 def test_a_board_that_fails_to_start_leaves_the_saved_game_alone(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from cityunit.unit import Unit
+    from cityunit.core.unit import Unit
 
     path = tmp_path / store.FILENAME
     path.write_bytes(store.encode(STATE))
@@ -318,7 +318,7 @@ def test_a_save_that_fails_is_told_once_and_tried_again_until_it_works(
     again every 5 s though the switch is OFF (the core asks for no save of its own then),
     and `back`, with the game on disk, at the first try after it is mended. Before, each
     failure was a journal line and nothing else, and an OFF unit never tried again."""
-    caplog.set_level(logging.INFO, logger="cityunit.store")
+    caplog.set_level(logging.INFO, logger="cityunit.loop.store")
     rig = make_rig(state_dir=tmp_path)
     blocker = tmp_path / store.FILENAME
     blocker.unlink()
@@ -414,7 +414,7 @@ def test_a_second_writer_on_one_state_dir_is_refused_until_the_first_is_gone(
 
 def test_a_killed_writer_leaves_no_lock_and_its_temp_files_are_cleared(tmp_path: Path) -> None:
     code = (
-        "import sys; from pathlib import Path; from cityunit import store\n"
+        "import sys; from pathlib import Path; from cityunit.loop import store\n"
         "saver = store.Saver(Path(sys.argv[1]))\n"
         "(Path(sys.argv[1]) / '.state.json.x1y2.tmp').write_bytes(b'half')\n"
         "print('ready', flush=True); sys.stdin.read()\n"
@@ -481,9 +481,9 @@ def test_advances_ok_comes_once_what_it_reached_is_on_disk(
 ) -> None:
     """On the virtual clock a kill right after ADVANCE's OK lost the whole advance: the
     saver had not written it yet. A slow disk (each save 0.2 s here) must not change that."""
-    from cityunit.clock import VirtualClock
     from cityunit.config import Config
-    from cityunit.console import Session
+    from cityunit.console.protocol import Session
+    from cityunit.loop.clock import VirtualClock
     from cityunit_sim.board import SimBoard
 
     real = store.save_atomic

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from cityunit.client import Client
+from cityunit.console.client import Client
 
 TESTS = """
 def test_one(cityunit):

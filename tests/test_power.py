@@ -9,10 +9,10 @@ import sys
 from pathlib import Path
 
 from cityunit.config import load
-from cityunit.oled import pages
-from cityunit.render import render
-from cityunit.rules import Rules
-from cityunit.screens import SwitchOffScreen
+from cityunit.core.rules import Rules
+from cityunit.core.screens import SwitchOffScreen
+from cityunit.display.oled import pages
+from cityunit.display.render import render
 from conftest import Table
 from fakes import Controller
 

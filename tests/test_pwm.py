@@ -13,9 +13,9 @@ from gpiozero import LED
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cityunit import pwm
 from cityunit.config import Config, Hardware, Pins
-from cityunit.parts import Parts
+from cityunit.parts import pwm
+from cityunit.parts.gpio import Parts
 from fakes import KernelPWM, State, kernel_pwm, mock_factory
 
 
@@ -200,7 +200,7 @@ def test_a_board_whose_channel_fails_keeps_playing_then_closes_cleanly(
     tmp_path: Path, kernel: KernelPWM
 ) -> None:
     from cityunit.board import Board
-    from cityunit.clock import VirtualClock
+    from cityunit.loop.clock import VirtualClock
 
     chip = kernel.chip()
     (tmp_path / "state").mkdir()
@@ -291,7 +291,7 @@ def test_run_off_stops_what_a_killed_unit_left_playing(
     ExecStopPost (`cityunit run --off`) stops it, even when the config has mistakes (issue
     20: it did nothing then), from the pins it can read and the defaults."""
     from cityunit import cli
-    from cityunit import parts as parts_module
+    from cityunit.parts import gpio as parts_module
 
     chip = kernel.chip()
     killed = parts(tmp_path)
@@ -315,7 +315,7 @@ def test_parts_failing_half_built_raise_their_own_error_and_free_every_pin(
     """Found by the docstring review: a failure after the inputs were opened and before
     the outputs were made met an AttributeError in close() (leaving the outputs quiet),
     which hid the real error and left the inputs' pins taken."""
-    from cityunit import parts
+    from cityunit.parts import gpio as parts
 
     def broken(*args: object) -> object:
         raise RuntimeError("the PWM plan failed")

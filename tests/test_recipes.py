@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from cityunit import config, modes, oled, render, screens
-from cityunit.rules import LANGUAGES
+from cityunit import config
+from cityunit.core import modes, screens
+from cityunit.core.rules import LANGUAGES
+from cityunit.display import oled, render
 from conftest import Table
 from fakes import ARGS, INTERFACES, WHOLE
 from goldens import SCREENS

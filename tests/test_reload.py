@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from cityunit.board import Board
-from cityunit.clock import VirtualClock
 from cityunit.config import parse
-from cityunit.inbox import Reload
+from cityunit.loop.clock import VirtualClock
+from cityunit.loop.inbox import Reload
 from fakes import cable, mock_factory, run_unit
 
 FILE = """

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from cityunit import oled
-from cityunit.clock import VirtualClock
 from cityunit.config import Config, Hardware, System
-from cityunit.console import Session
-from cityunit.inbox import Input
-from cityunit.oled import pages
+from cityunit.console.protocol import Session
+from cityunit.display import oled
+from cityunit.display.oled import pages
+from cityunit.loop.clock import VirtualClock
+from cityunit.loop.inbox import Input
 from conftest import AUCTION, BUILD, BUZZER, LED, POWER, Rig
 from fakes import run_unit
 
@@ -239,7 +239,7 @@ def test_a_press_handled_late_is_still_heard_and_seen(rig: Rig) -> None:
 
 
 def test_a_clean_stop_saves_the_time_played_up_to_the_signal(make_rig, tmp_path: Path) -> None:
-    from cityunit import store
+    from cityunit.loop import store
 
     rig = make_rig(switch_on=True, state_dir=tmp_path)
     ready = threading.Event()
@@ -288,9 +288,9 @@ def test_switching_on_during_the_shutdown_confirmation_cancels_the_shutdown(
 
 EARLY = [
     ("the config is read", "cityunit.config", "load"),
-    ("the pins are opened", "cityunit.parts", "Parts.__init__"),
-    ("the saved game is read", "cityunit.store", "Saver.restore"),
-    ("the unit boots", "cityunit.unit", "Unit.boot"),
+    ("the pins are opened", "cityunit.parts.gpio", "Parts.__init__"),
+    ("the saved game is read", "cityunit.loop.store", "Saver.restore"),
+    ("the unit boots", "cityunit.core.unit", "Unit.boot"),
 ]
 
 
@@ -302,7 +302,7 @@ def start_with_a_sigterm(tmp_path: Path, landing: str, command: str = "run") -> 
     import subprocess
     import sys
 
-    from cityunit import store
+    from cityunit.loop import store
 
     config = tmp_path / "config.toml"
     config.write_text(f'[display]\ndriver = "none"\n[state]\ndir = "{tmp_path}"\n')

@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image, ImageChops, ImageFont
 
-from cityunit.render import SIZE, font, render
-from cityunit.screens import Blank
+from cityunit.core.screens import Blank
+from cityunit.display.render import SIZE, font, render
 from goldens import GOLDEN, SCREENS
 
 
@@ -64,7 +64,7 @@ def test_stamped_text_is_pixel_for_pixel_what_freetype_draws(text, size, y, fill
     """Text is drawn once and stamped after: the same pixels as drawing it each time."""
     from PIL import ImageDraw
 
-    from cityunit.render import _fitted, _text
+    from cityunit.display.render import _fitted, _text
 
     stamped, drawn = Image.new("1", SIZE, 1 - fill), Image.new("1", SIZE, 1 - fill)
     _text(ImageDraw.Draw(stamped), y, text, size, fill)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from cityunit.client import Client
+from cityunit.console.client import Client
 from fakes import cable, run_unit, simulator_pty
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from cityunit import settings
-from cityunit.clock import VirtualClock
 from cityunit.config import Config
-from cityunit.console import Session
-from cityunit.gestures import Button
-from cityunit.hour import HOUR_MS
-from cityunit.permit import Permit
-from cityunit.rules import ODDS_PRESETS, Rules
+from cityunit.console.protocol import Session
+from cityunit.core import settings
+from cityunit.core.gestures import Button
+from cityunit.core.hour import HOUR_MS
+from cityunit.core.permit import Permit
+from cityunit.core.rules import ODDS_PRESETS, Rules
+from cityunit.loop.clock import VirtualClock
 from cityunit_sim.board import SimBoard
 from conftest import BUZZER, Table, chi_square
 
@@ -274,7 +274,7 @@ def test_a_new_language_redraws_a_screen_that_would_not_change_by_itself(make_ri
 
 
 def test_a_setting_changed_while_paused_is_saved_at_once(make_rig, tmp_path: Path) -> None:
-    from cityunit import store
+    from cityunit.loop import store
 
     rig = make_rig(switch_on=True, state_dir=tmp_path)
     unit = rig.unit

@@ -179,7 +179,7 @@ def test_verbose_goes_before_or_after_the_command() -> None:
             [sys.executable, "-m", "cityunit", *args, "--headless", "--clock", "virtual"],
             input="SWITCH ON\n", capture_output=True, text=True, timeout=60,
         )  # fmt: skip
-        assert done.returncode == 0 and "DEBUG cityunit.runtime: tone" in done.stderr, args
+        assert done.returncode == 0 and "DEBUG cityunit.loop.runtime: tone" in done.stderr, args
 
 
 def test_the_simulator_keeps_the_game_in_state_dir_and_resumes_it(tmp_path: Path) -> None:
@@ -218,7 +218,7 @@ def test_the_window_and_the_console_together() -> None:
     could not serve the console)."""
     import signal
 
-    from cityunit.client import Client
+    from cityunit.console.client import Client
 
     environ = {k: v for k, v in os.environ.items() if k not in NO_SCREEN}
     proc = subprocess.Popen(

@@ -17,10 +17,10 @@ from collections.abc import Iterator
 import pyte
 from PIL import Image
 
-from cityunit.clock import VirtualClock
 from cityunit.config import Config
-from cityunit.render import render
-from cityunit.screens import HourScreen
+from cityunit.core.screens import HourScreen
+from cityunit.display.render import render
+from cityunit.loop.clock import VirtualClock
 from cityunit_sim.board import SimBoard
 from cityunit_sim.clock import HandClock
 from cityunit_sim.terminal import KEYS, Terminal, braille
@@ -194,7 +194,7 @@ def test_at_speed_60_a_tap_is_a_tap_and_a_long_press_a_real_1_5_s() -> None:
 
 def test_the_event_log_speaks_words_not_python() -> None:
     """It said `on=True`, `stopped=False`, `hz=None`."""
-    from cityunit.events import Event, EventKind
+    from cityunit.core.events import Event, EventKind
     from cityunit_sim.board import event_line
 
     said = {

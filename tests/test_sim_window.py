@@ -11,10 +11,10 @@ import pygame
 import pytest
 from PIL import Image
 
-from cityunit.clock import Clock, VirtualClock
 from cityunit.config import Config
-from cityunit.events import Event, EventKind
-from cityunit.render import HEIGHT, WIDTH
+from cityunit.core.events import Event, EventKind
+from cityunit.display.render import HEIGHT, WIDTH
+from cityunit.loop.clock import Clock, VirtualClock
 from cityunit_sim.board import SimBoard
 from cityunit_sim.clock import HandClock
 from cityunit_sim.sound import Speaker

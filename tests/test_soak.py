@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 import random
 
-from cityunit import modes
-from cityunit.hour import HOUR_MS
+from cityunit.core import modes
+from cityunit.core.hour import HOUR_MS
 from conftest import AUCTION, BUILD, BUZZER, LED, POWER, Rig
 
 DAY_MS = 24 * 3_600_000

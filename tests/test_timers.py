@@ -7,7 +7,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cityunit.timers import Timers
+from cityunit.core.timers import Timers
 
 ops = st.lists(
     st.one_of(
@@ -64,9 +64,9 @@ def test_timers_match_a_model_of_one_pending_time_each(
 def test_a_flood_of_presses_does_not_pile_up_timers() -> None:
     """Each press moves timers seconds ahead; with no time passing (the virtual clock),
     the entries they leave behind are swept out, not kept until their time."""
-    from cityunit.gestures import Button
-    from cityunit.rules import Rules
-    from cityunit.unit import Unit
+    from cityunit.core.gestures import Button
+    from cityunit.core.rules import Rules
+    from cityunit.core.unit import Unit
 
     unit = Unit(Rules())
     unit.switch(True, 0)

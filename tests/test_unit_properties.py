@@ -13,12 +13,12 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from cityunit import modes
-from cityunit.gestures import Button
-from cityunit.hour import HOUR_MS
-from cityunit.rules import Rules
-from cityunit.timers import Timer
-from cityunit.unit import Unit
+from cityunit.core import modes
+from cityunit.core.gestures import Button
+from cityunit.core.hour import HOUR_MS
+from cityunit.core.rules import Rules
+from cityunit.core.timers import Timer
+from cityunit.core.unit import Unit
 
 buttons = st.sampled_from(list(Button))
 steps = st.one_of(

@@ -24,19 +24,19 @@ from typing import TYPE_CHECKING, Any, Literal, Self
 
 from gpiozero.pins import Factory
 
-from cityunit import store
-from cityunit.clock import Clock
 from cityunit.config import Config
-from cityunit.display import Display, Panel
-from cityunit.inbox import Inbox, Input
-from cityunit.link import Link
-from cityunit.parts import Parts
-from cityunit.runtime import Runtime
-from cityunit.server import Served
-from cityunit.unit import Unit
+from cityunit.console.links import Link
+from cityunit.console.server import Served
+from cityunit.core.unit import Unit
+from cityunit.display.panel import Display, Panel
+from cityunit.loop import store
+from cityunit.loop.clock import Clock
+from cityunit.loop.inbox import Inbox, Input
+from cityunit.loop.runtime import Runtime
+from cityunit.parts.gpio import Parts
 
 if TYPE_CHECKING:
-    from cityunit.oled import LumaPanel
+    from cityunit.display.oled import LumaPanel
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ def configured_panel(config: Config, bus: Any = None, pins: Any = None) -> LumaP
     the pin factory `pins`, for the bench); None for no display."""
     if config.hardware.display == "none":
         return None
-    from cityunit.oled import LumaPanel  # luma's drivers, only where a panel is wired
+    from cityunit.display.oled import LumaPanel  # luma's drivers, only where a panel is wired
 
     return LumaPanel(config.hardware, bus=bus, pins=pins)
 
@@ -201,7 +201,7 @@ class Board:
         system = self.config.system
         if not system.console_port:
             return
-        from cityunit.link import open_serial, said_once
+        from cityunit.console.links import open_serial, said_once
 
         try:
             link = open_serial(system.console_port, system.console_baudrate)

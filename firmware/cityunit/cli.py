@@ -18,9 +18,9 @@ from cityunit import EARLY, __version__
 
 # Each command's program, imported only when it runs.
 PROGRAMS = {
-    "run": "cityunit.service:run", "sim": "cityunit_sim.launch:sim",
-    "bench": "cityunit.tools:bench", "doctor": "cityunit.tools:doctor",
-    "console": "cityunit.tools:console",
+    "run": "cityunit.service.run:run", "sim": "cityunit_sim.launch:sim",
+    "bench": "cityunit.tools.commands:bench", "doctor": "cityunit.tools.commands:doctor",
+    "console": "cityunit.tools.commands:console",
 }  # fmt: skip
 SERVING = ("run", "sim")  # the commands that take the early signals over (startup.serving)
 

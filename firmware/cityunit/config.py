@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from cityunit import files, header
-from cityunit.permit import Permit
-from cityunit.rules import Rules, setting
-from cityunit.settings import BY_NAME
+from cityunit.core.permit import Permit
+from cityunit.core.rules import Rules, setting
+from cityunit.core.settings import BY_NAME
 
 SPI_SPEEDS = (500_000, 1_000_000, 2_000_000, 4_000_000, 8_000_000)  # luma's; SSD130x max 10 MHz
 I2C_SPEEDS = (100_000, 400_000, 1_000_000)  # the Pi's standard, fast and fast-mode plus

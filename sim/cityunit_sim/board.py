@@ -14,19 +14,18 @@ from functools import partial
 from pathlib import Path
 
 from gpiozero.pins.mock import MockPWMPin
-from luma.core.device import dummy
 from PIL import Image
 
-from cityunit import store
 from cityunit.board import Board
-from cityunit.clock import Clock
 from cityunit.config import Config
-from cityunit.display import Display
-from cityunit.events import Event
-from cityunit.inbox import Inbox
-from cityunit.modes.menu import Menu
-from cityunit.parts import mock_pins
-from cityunit.render import HEIGHT, WIDTH
+from cityunit.core.events import Event
+from cityunit.core.modes.menu import Menu
+from cityunit.display.mirror import Mirror
+from cityunit.display.panel import Display
+from cityunit.loop import store
+from cityunit.loop.clock import Clock
+from cityunit.loop.inbox import Inbox
+from cityunit.parts.gpio import mock_pins
 from cityunit_sim.clock import HandClock
 
 
@@ -94,30 +93,6 @@ class Glass:
     def blank(self) -> None:
         if self.mirror is not None:
             self.mirror.blank()
-
-    def close(self) -> None:
-        """Nothing held."""
-
-
-class Mirror:
-    """The simulator's OLED panel: luma's dummy device, holding the last image sent."""
-
-    def __init__(self) -> None:
-        self.device = dummy(width=WIDTH, height=HEIGHT, mode="1")
-
-    @property
-    def image(self) -> Image.Image | None:
-        image: Image.Image | None = self.device.image
-        return image
-
-    def start(self) -> None:
-        """Always there."""
-
-    def display(self, image: Image.Image) -> None:
-        self.device.display(image)
-
-    def blank(self) -> None:
-        self.device.clear()
 
     def close(self) -> None:
         """Nothing held."""

@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cityunit import __version__
-from cityunit.startup import read_config, serving, state_dir
+from cityunit.service.startup import read_config, serving, state_dir
 
 if TYPE_CHECKING:
-    from cityunit.clock import Clock
     from cityunit.config import Config
-    from cityunit.inbox import Inbox
+    from cityunit.loop.clock import Clock
+    from cityunit.loop.inbox import Inbox
     from cityunit_sim.board import SimBoard
 
 log = logging.getLogger("cityunit")
@@ -49,7 +49,7 @@ def sim(args: argparse.Namespace) -> int:
     """Options that do not apply to the mode are refused, each with its reason: silently
     ignored, they look like a bug (a --record that writes nothing)."""
 
-    from cityunit.clock import MonotonicClock, VirtualClock
+    from cityunit.loop.clock import MonotonicClock, VirtualClock
     from cityunit_sim import has_display
     from cityunit_sim.clock import HandClock
 
@@ -100,7 +100,7 @@ def sim(args: argparse.Namespace) -> int:
 def _simulate(
     args: argparse.Namespace, config: Config, clock: Clock, inbox: Inbox, mode: str
 ) -> int:
-    from cityunit.store import Busy
+    from cityunit.loop.store import Busy
     from cityunit_sim.board import SimBoard
 
     seed = args.seed if args.seed is not None else random.randrange(2**32)
@@ -138,8 +138,8 @@ def _simulate(
 
 
 def _headless(board: SimBoard, console: str) -> int:
-    from cityunit.link import FdLink
-    from cityunit.notify import Notifier
+    from cityunit.console.links import FdLink
+    from cityunit.parts.notify import Notifier
 
     runtime = board.runtime
     if console == "stdio":
@@ -158,7 +158,7 @@ def _pty(board: SimBoard) -> str:
     """The console protocol on a pty of its own, its path printed (the first line on
     stdout): for a script, headless or beside the window or the terminal that a person
     watches."""
-    from cityunit.link import PtyLink
+    from cityunit.console.links import PtyLink
 
     link = PtyLink()
     board.serve(link, simulator=True)

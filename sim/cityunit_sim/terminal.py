@@ -17,7 +17,7 @@ from collections import deque
 
 from PIL import Image
 
-from cityunit.events import OUTPUT_CHANGES, Event
+from cityunit.core.events import OUTPUT_CHANGES, Event
 from cityunit_sim.board import SimBoard, event_line
 
 TAP_MS, LONG_MS, PAUSE_MS, SHUTDOWN_MS = 100, 2_000, 2_000, 6_000

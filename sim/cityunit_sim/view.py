@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import pygame
 
-from cityunit.events import OUTPUT_CHANGES, Event
-from cityunit.render import FONTS, HEIGHT, WIDTH
+from cityunit.core.events import OUTPUT_CHANGES, Event
+from cityunit.display.render import FONTS, HEIGHT, WIDTH
 from cityunit_sim.board import SimBoard, event_line
 
 # The case as printed, from hardware/enclosure/cityunit.scad (mm from the lid's centre,
