@@ -54,6 +54,8 @@ def pytest_configure(config: pytest.Config) -> None:
         "vm: runs under QEMU (tests/vm, tests/image); deselect with -m 'not vm'",
         "image: boots the SD-card image under QEMU (tests/image); also marked vm",
         "trixie: runs on the virtual Pi's Debian trixie guest too, after its bookworm one",
+        "slow: minutes of a tool's work on a machine that never ran it (OpenSCAD, KiCad,"
+        " a wheel built and installed); the quick loop: -m 'not vm and not slow'",
     ):
         config.addinivalue_line("markers", line)
 

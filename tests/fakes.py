@@ -309,7 +309,7 @@ ARGS = {"ssd1306": SSD1306_ARGS, "ssd1309": SSD1309_ARGS, "sh1106": SH1106_ARGS}
 
 
 # What a whole frame costs on the Pi's bus through each model, by bus: a driver's diff
-# plan is measured against it (tests/test_oled.py).
+# plan is measured against it (tests/parts/test_oled.py).
 INTERFACES = ["i2c", "spi"]
 WHOLE = {("ssd1306", "i2c"): 1034, ("ssd1306", "spi"): 1030, ("sh1106", "i2c"): 8 * (2 + 3 + 2 + 128),
          ("sh1106", "spi"): 8 * (3 + 128)}  # fmt: skip

@@ -30,7 +30,7 @@ CONFIG_HELP = "TOML file (default: /etc/cityunit/config.toml if present)"
 
 def within(kind: type[int] | type[float], lo: float, hi: float) -> Callable[[str], float]:
     """An option's number, refused with its range outside [lo, hi] (NaN too): every
-    number the command line takes has one (tests/test_sim_cli.py holds that)."""
+    number the command line takes has one (tests/system/test_sim_cli.py holds that)."""
 
     def number(text: str) -> float:
         try:

@@ -20,7 +20,7 @@ from cityunit.display.render import FONTS, HEIGHT, WIDTH
 from cityunit_sim.board import SimBoard, event_line
 
 # The case as printed, from hardware/enclosure/cityunit.scad (mm from the lid's centre,
-# y up; tests/test_sim_window.py holds these to the model): a red lid, the buttons, the
+# y up; tests/system/test_sim_window.py holds these to the model): a red lid, the buttons, the
 # LED and the buzzer's holes where the lid has them, three lid screws, and the toggle
 # switch in the side wall. Only the OLED is drawn larger than life, 3 pixels a pixel,
 # so that it reads as well as the real one does at arm's length.

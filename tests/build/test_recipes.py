@@ -17,7 +17,7 @@ from conftest import Table
 from fakes import ARGS, INTERFACES, WHOLE
 from goldens import SCREENS
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ENTRANCES = sorted(n for n in vars(modes.Context) if n.startswith("to_"))
 
 

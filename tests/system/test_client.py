@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from cityunit.console.client import Client, ProtocolError
+from goldens import GOLDEN
 
 
 def test_an_err_reply_is_a_protocol_error_with_its_code() -> None:
@@ -156,7 +157,7 @@ def test_closing_a_simulator_that_does_not_exit_in_time_kills_it_quietly(
 def test_the_screen_as_an_image_and_against_a_golden(tmp_path: Path) -> None:
     import shutil
 
-    golden = Path(__file__).with_name("golden") / "switch-off.en.png"
+    golden = GOLDEN / "switch-off.en.png"
     with Client.simulator(seed=1) as unit:
         assert unit.is_simulator is True, "known from the start, before fresh()"
         picture = unit.screen()

@@ -19,7 +19,7 @@ from cityunit import config, files
 from cityunit.config import Config, ConfigError, load, parse
 from cityunit.core.permit import Permit
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text()
 
 

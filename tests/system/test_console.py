@@ -107,7 +107,7 @@ def test_console_names_a_port_it_cannot_open() -> None:
 
 # ----- the protocol's own page says what the code does ---------------------------------------
 
-PROTOCOL_DOC = Path(__file__).resolve().parents[1] / "docs" / "protocol.md"
+PROTOCOL_DOC = Path(__file__).resolve().parents[2] / "docs" / "protocol.md"
 
 
 def table_names(heading: str) -> set[str]:

@@ -16,7 +16,7 @@ from cityunit.display.render import render
 from conftest import Table
 from fakes import Controller
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 # A game saved by a unit that was ON, then switched OFF: it has been played.
 PLAYED = {"power": False, "hour": 1, "session_hours": 1, "hour_elapsed_ms": 0, "paused": False,

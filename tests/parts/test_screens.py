@@ -1,6 +1,6 @@
 """Every screen, pixel for pixel, in English and French (golden PNGs in tests/golden/).
 
-After a deliberate change to the look: `pytest tests/test_screens.py --update-goldens`,
+After a deliberate change to the look: `pytest tests/parts/test_screens.py --update-goldens`,
 then look at the new PNGs before committing them.
 """
 

@@ -16,7 +16,7 @@ import pytest
 from cityunit.console.client import Client
 from fakes import cable, run_unit, simulator_pty
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize("in_play", [False, True], ids=["off", "in-play"])

@@ -22,7 +22,7 @@ from cityunit.core.rules import Rules
 from cityunit.loop.inbox import stop_on_signals
 from conftest import AUCTION, BUILD, BUZZER, LED, POWER, Rig
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SEEN = ("led", "tone", "auction.start", "auction.final", "auction.end", "permit", "hour.end")
 
 

@@ -16,11 +16,13 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PHAT = ROOT / "hardware" / "phat"
 sys.path.insert(0, str(PHAT))
 import board  # noqa: E402
 import route  # noqa: E402
+
+pytestmark = pytest.mark.slow  # KiCad makes the board and runs its checks
 
 KICAD_PYTHON = "/usr/bin/python3"  # Debian's pcbnew module is built for the system's python
 

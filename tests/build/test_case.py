@@ -18,9 +18,11 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "hardware" / "image"))
 import recipe  # noqa: E402  (the one place that names the builds' cache root)
+
+pytestmark = pytest.mark.slow  # OpenSCAD's renders: minutes on a machine that never ran them
 
 SCAD = ROOT / "hardware/enclosure/cityunit.scad"
 MAKE = ROOT / "hardware/enclosure/make.py"

@@ -17,7 +17,7 @@ import pytest
 
 from cityunit.console.client import Client, ProtocolError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 STATE = {"power": "off", "mode": "off", "clock": "real", "t_ms": 0}
 
 

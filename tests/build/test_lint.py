@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SOURCES = [p for folder in ("firmware", "sim") for p in sorted((ROOT / folder).rglob("*.py"))]
 MAX_FUNCTION_LINES, MAX_CLASS_LINES = 60, 300  # complexity: ruff's C901, at most 20
 MAX_MODULE_LINES = 400  # past that a module is doing two jobs (cli.py, link.py were)
@@ -224,3 +224,17 @@ def test_public_definitions_are_documented_as_completely_as_luma() -> None:
     share = sum(found.values()) / len(found)
     bare = sorted(name for name, documented in found.items() if not documented)
     assert share >= DOCUMENTED, f"{share:.0%} documented; bare: {', '.join(bare)}"
+
+
+def test_every_test_is_in_a_room() -> None:
+    """docs/testing.md's rule: a test goes in the lowest room that can prove it. Only the
+    shared helpers stay at tests/'s top."""
+    tests = ROOT / "tests"
+    rooms = {"core", "parts", "system", "build", "hil", "vm", "image"}
+    top = {p.name for p in tests.glob("*.py")}
+    assert top == {"conftest.py", "fakes.py", "goldens.py", "differential.py"}
+    homeless = [str(p.relative_to(tests)) for p in tests.rglob("test_*.py")
+                if p.relative_to(tests).parts[0] not in rooms]  # fmt: skip
+    assert homeless == []
+    documented = (ROOT / "docs/testing.md").read_text()
+    assert all(f"`tests/{room}/`" in documented for room in rooms)

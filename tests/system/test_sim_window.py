@@ -227,7 +227,7 @@ def test_docs_demo_gif_is_what_the_readmes_command_makes_now(tmp_path: Path) -> 
     import subprocess
     import sys
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     found = re.search(r"`python3 bootstrap\.py sim (--demo [^`]*--record docs/demo\.gif)`",
                       (root / "README.md").read_text())  # fmt: skip
     assert found, "README says how docs/demo.gif is made"
@@ -263,7 +263,7 @@ def test_the_window_draws_the_case_as_printed() -> None:
 
     from cityunit_sim import view
 
-    scad = (Path(__file__).resolve().parents[1] / "hardware/enclosure/cityunit.scad").read_text()
+    scad = (Path(__file__).resolve().parents[2] / "hardware/enclosure/cityunit.scad").read_text()
     flat = re.sub(r"\s+", " ", scad)
 
     def value(name: str) -> object:

@@ -14,7 +14,7 @@ import pytest
 
 from cityunit.config import load
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 INSTALL = ROOT / "systemd" / "install.py"
 
 

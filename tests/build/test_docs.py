@@ -16,7 +16,7 @@ import pytest
 
 from cityunit import __version__
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = [ROOT / "README.md", ROOT / "CHANGELOG.md", ROOT / "hardware" / "README.md",
         *sorted((ROOT / "docs").glob("*.md"))]  # fmt: skip
 # Printable area of both A4 (210 x 297 mm) and Letter (215.9 x 279.4 mm) with a

@@ -294,7 +294,7 @@ def test_the_protocols_table_of_settings_is_the_settings_own() -> None:
     import dataclasses
     import re
 
-    doc = (Path(__file__).resolve().parents[1] / "docs" / "protocol.md").read_text()
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "protocol.md").read_text()
     table = doc.split("\n## Settings\n", 1)[1].split("\n## ", 1)[0]
     row = re.compile(r"\| `(\w+)` \| (.*?) \| `(\w+)` \(`([\w.]+)`\) \| .* \|")
     rows = {m[1]: m.groups()[1:] for m in map(row.fullmatch, table.splitlines()) if m}

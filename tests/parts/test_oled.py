@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from pathlib import Path
 
 import pytest
 from gpiozero import DigitalOutputDevice
@@ -28,6 +27,7 @@ from cityunit.display.oled import SH1106, SSD1306, SSD1309, LumaPanel, inverse, 
 from cityunit.display.render import render
 from cityunit.display.spi import SpiDev
 from fakes import INTERFACES, WHOLE, Controller
+from goldens import GOLDEN
 
 
 class Recorder:
@@ -387,7 +387,7 @@ def test_every_golden_screen_ends_on_each_drivers_glass(kind, interface) -> None
     """The golden images are what is drawn, whatever the driver: each, one after another
     (the diff from the one before), is what every controller's glass shows, on either bus."""
     glass = Glass(kind, interface=interface)
-    for path in sorted(Path(__file__).with_name("golden").glob("*.png")):
+    for path in sorted(GOLDEN.glob("*.png")):
         assert glass.show(Image.open(path).convert("1")), path.name
 
 

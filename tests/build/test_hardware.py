@@ -20,7 +20,7 @@ from cityunit.tools.doctor import FAIL, OK
 from cityunit.tools.wiring import STEPS, NotPaused, WiringTest, buzzer_hint, service_paused
 from fakes import mock_factory
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PINOUT = tomllib.loads((ROOT / "hardware/pinout.toml").read_text())
 Q1 = tomllib.loads((ROOT / "firmware/cityunit/transistors.toml").read_text())["q1"]
 sys.path.insert(0, str(ROOT / "hardware"))

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "testing.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "testing.md"
 
 
 def blocks() -> list[str]:

@@ -17,7 +17,7 @@ from types import ModuleType
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "hardware/image/rootfs/usr/local/sbin/cityunit-sysconf"
 TEMPLATE = (ROOT / "hardware/image/rootfs/boot/firmware/sysconf.txt").read_text()
 SECRET = "hunter2secretPW"
