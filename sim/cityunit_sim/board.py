@@ -18,6 +18,7 @@ from PIL import Image
 
 from cityunit.board import Board
 from cityunit.config import Config
+from cityunit.console.controls import SimulatorControls
 from cityunit.core.events import Event
 from cityunit.core.modes.menu import Menu
 from cityunit.display.mirror import Mirror
@@ -145,8 +146,7 @@ class SimBoard(Board):
             config, clock, pin_factory=self.factory, panel=self.glass if observed else None,
             seed=seed, saver=saver, inbox=inbox,
         )  # fmt: skip
-        self.runtime.inject_fault = self._inject
-        self.runtime.mend = self._mend
+        self.controls = SimulatorControls(self)  # SEED, EDGE, SCREEN, FAULT, RESET
         self.hands = clock if isinstance(clock, HandClock) else None
         if self.hands is not None:
             self.runtime.on_step(self._menu_in_real_time)
@@ -168,7 +168,7 @@ class SimBoard(Board):
         pin = self.pin(part)
         pin.drive_low() if down else pin.drive_high()  # buttons pull the pin low
 
-    def _inject(self, words: list[str]) -> None:
+    def inject(self, words: list[str]) -> None:
         """FAULT's words (loop thread): DISPLAY GONE|BACK, BUS <n> (its next n writes
         fail), SAVE FAIL|OK|<n> (every save, or the next n), POWER CUT. From the first
         display fault on, every frame is drawn at its time, also inside an ADVANCE, and
@@ -194,19 +194,19 @@ class SimBoard(Board):
                     "expected DISPLAY GONE|BACK, BUS <writes>, SAVE FAIL|OK|<saves> or POWER CUT"
                 )
         if bus.broken or bus.failing:  # each frame counts now, as a Pi's write does
-            self.runtime.every_frame = True
             if self.runtime.display is None:
-                self.display = self.runtime.display = Display(
-                    self.glass, partial(self.runtime.fault, "display"), self.clock.now_ms
+                self.display = self.runtime.display = self.attach(
+                    Display(self.glass, partial(self.runtime.fault, "display"), self.clock.now_ms)
                 )
-                self._opened.callback(self.display.close)
+            self.runtime.display.each_frame = True
 
-    def _mend(self) -> None:
+    def mend(self) -> None:
         """Every part FAULT broke works again (RESET: a test after another starts whole),
         and frames are drawn where commands end again."""
         self.glass.bus.mend()
         self.card.mend()
-        self.runtime.every_frame = False
+        if self.runtime.display is not None:
+            self.runtime.display.each_frame = False
 
     def power_cut(self) -> None:
         """The power lost and back (loop thread): all that was not saved is gone, and the

@@ -143,7 +143,7 @@ def _headless(board: SimBoard, console: str) -> int:
 
     runtime = board.runtime
     if console == "stdio":
-        board.serve(FdLink(0, 1), simulator=True, on_end=runtime.stop)
+        board.serve(FdLink(0, 1), board.controls, on_end=runtime.stop)
         if sys.stdin.isatty():
             print(
                 "type HELP, EVENTS ON, SWITCH ON, PRESS AUCTION ...; Ctrl-D quits", file=sys.stderr
@@ -161,7 +161,7 @@ def _pty(board: SimBoard) -> str:
     from cityunit.console.links import PtyLink
 
     link = PtyLink()
-    board.serve(link, simulator=True)
+    board.serve(link, board.controls)
     print(link.path, flush=True)
     log.info("the console protocol on %s", link.path)
     return link.path

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # the wheel and sdist built, each installed in a fresh venv
+
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "testing.md"
 GOLDEN = ROOT / "tests" / "golden" / "switch-off.en.png"
@@ -35,8 +37,6 @@ def auction_length(seed: int) -> int:
 
 TESTER = """
 from pathlib import Path
-
-pytestmark = pytest.mark.slow  # the wheel and sdist built, each installed in a fresh venv
 
 
 def test_the_screen_and_raw_edges(cityunit):

@@ -15,7 +15,7 @@ import pytest
 
 from cityunit.config import Config
 from cityunit.console import links as link_module
-from cityunit.console import server
+from cityunit.console import outbox
 from cityunit.console.links import PtyLink
 from cityunit.console.server import IN_FLIGHT, Served
 from cityunit.loop.clock import Clock, MonotonicClock, VirtualClock
@@ -77,7 +77,7 @@ def serving(clock: Clock, link: link_module.Link, on_end: bool = False) -> Itera
     """A simulated unit serving `link`, its loop on a thread of its own."""
     with SimBoard(Config(), clock, seed=1, observed=False) as board:
         runtime = board.runtime
-        served = board.serve(link, simulator=True, on_end=runtime.stop if on_end else None)
+        served = board.serve(link, controls=board.controls, on_end=runtime.stop if on_end else None)
         loop = threading.Thread(target=runtime.run)
         loop.start()
         try:
@@ -87,9 +87,10 @@ def serving(clock: Clock, link: link_module.Link, on_end: bool = False) -> Itera
             loop.join(WAIT_S)
 
 
-def wait_until(served: Served, predicate) -> None:  # type: ignore[no-untyped-def]
-    with served._cond:
-        assert served._cond.wait_for(lambda: predicate(served), WAIT_S)
+def wait_until(watched, predicate) -> None:  # type: ignore[no-untyped-def]
+    """Until `predicate(watched)` holds: a Served's counts, or its outbox's."""
+    with watched._cond:
+        assert watched._cond.wait_for(lambda: predicate(watched), WAIT_S)
 
 
 def replies(lines: list[str]) -> list[str]:
@@ -111,7 +112,7 @@ def test_a_client_that_does_not_read_holds_the_link_back_and_loses_no_reply(cloc
 def test_on_the_real_clock_a_client_far_behind_is_told_how_many_events_it_missed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(server, "EVENTS_BEHIND", 16)
+    monkeypatch.setattr(outbox, "EVENTS_BEHIND", 16)
     pipe = Pipe()
     with serving(MonotonicClock(), pipe) as served:
         made: list[str] = []
@@ -121,8 +122,8 @@ def test_on_the_real_clock_a_client_far_behind_is_told_how_many_events_it_missed
         pipe.reading.clear()  # it stops reading; the unit goes on
         presses = ["PRESS AUCTION"] * 20
         pipe.send(*presses)
-        wait_until(served, lambda s: s._in_flight == 0 or s._dropped > 0)
-        wait_until(served, lambda s: len(s._chunks) > 0)
+        wait_until(served, lambda s: s._in_flight == 0 or s.outbox._dropped > 0)
+        wait_until(served.outbox, lambda o: len(o._chunks) > 0)
         pipe.reading.set()
         pipe.send("PING")
         lines = pipe.wait_for(23, prefix="OK")
@@ -137,14 +138,14 @@ def test_on_the_real_clock_a_client_far_behind_is_told_how_many_events_it_missed
 def test_on_the_virtual_clock_a_slow_client_gets_every_event(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(server, "EVENTS_BEHIND", 16)
+    monkeypatch.setattr(outbox, "EVENTS_BEHIND", 16)
     pipe = Pipe()
     with serving(VirtualClock(), pipe) as served:
         made: list[object] = []
         served.runtime.call(lambda: served.runtime.on_event(made.append))
         pipe.reading.clear()
         pipe.send("EVENTS ON", "SWITCH ON", "PRESS AUCTION", "ADVANCE 60000", "PING")
-        wait_until(served, lambda s: s._events_queued >= 16)  # the loop waits for it
+        wait_until(served.outbox, lambda o: o._events_queued >= 16)  # the loop waits for it
         pipe.reading.set()
         lines = pipe.wait_for(1, prefix="OK PONG")
     assert replies(lines) == ["OK"] * 4 + ["OK PONG"]
@@ -158,16 +159,16 @@ def test_a_stop_signal_ends_the_wait_for_a_client_that_does_not_read(
     """On the virtual clock the loop waits for a slow client; a SIGTERM's handler must end
     that wait, and the close's, without anyone polling for it: the inbox's when_signalled wakes
     them (a handler cannot take their lock)."""
-    monkeypatch.setattr(server, "EVENTS_BEHIND", 16)
+    monkeypatch.setattr(outbox, "EVENTS_BEHIND", 16)
     pipe = Pipe()
     pipe.reading.clear()
     with SimBoard(Config(), VirtualClock(), seed=1, observed=False) as board:
         runtime = board.runtime
-        served = board.serve(pipe, simulator=True)
+        served = board.serve(pipe, controls=board.controls)
         loop = threading.Thread(target=runtime.run)
         loop.start()
         pipe.send("EVENTS ON", "SWITCH ON", "PRESS AUCTION", "ADVANCE 60000")
-        wait_until(served, lambda s: s._events_queued >= 16)  # the loop waits for it
+        wait_until(served.outbox, lambda o: o._events_queued >= 16)  # the loop waits for it
         runtime.inbox.signal()  # what the SIGTERM handler does, then its stop
         runtime.stop()
         loop.join(WAIT_S)

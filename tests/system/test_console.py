@@ -37,7 +37,7 @@ def test_line_reader_splits_joins_and_drops_long_lines() -> None:
 def test_any_bytes_get_only_ok_or_err_replies(chunks: list[bytes]) -> None:
     replies: list[str] = []
     with SimBoard(Config(), VirtualClock(), seed=1) as board:
-        session = Session(board.runtime, replies.append, simulator=True)
+        session = Session(board.runtime, replies.append, controls=board.controls)
         reader = LineReader()
         for chunk in [*chunks, b"\nPING\n"]:
             for line in reader.feed(chunk):
@@ -123,7 +123,7 @@ def test_every_event_is_documented_and_every_documented_event_exists() -> None:
 def test_every_state_key_is_documented() -> None:
     replies: list[str] = []
     with SimBoard(Config(), VirtualClock(), seed=1) as board:
-        Session(board.runtime, replies.append, simulator=True).receive(b"STATE")
+        Session(board.runtime, replies.append, controls=board.controls).receive(b"STATE")
     assert table_names("STATE") == set(json.loads(replies[-1][3:]))
 
 
@@ -135,7 +135,7 @@ def test_a_served_console_closes_with_the_board() -> None:
 
     link = PtyLink()
     with SimBoard(Config(), VirtualClock(), seed=1) as board:
-        served = board.serve(link, simulator=True)
+        served = board.serve(link, controls=board.controls)
         client = os.open(link.path, os.O_RDWR | os.O_NOCTTY)
         os.write(client, b"EVENTS ON\nSWITCH ON\n")
         got, end = b"", time.monotonic() + 10
@@ -169,7 +169,7 @@ def test_event_lines_are_the_json_modules_bytes(kind, t, level, hz) -> None:
 def replies_to(*lines: bytes, simulator: bool = True) -> list[str]:
     out: list[str] = []
     with SimBoard(Config(), VirtualClock(), seed=1) as board:
-        session = Session(board.runtime, out.append, simulator=simulator)
+        session = Session(board.runtime, out.append, controls=board.controls if simulator else None)
         for line in lines:
             session.receive(line)
     return [r for r in out if not r.startswith("EVT ")]
@@ -256,12 +256,12 @@ def relative(lines: list[str], t0: int) -> list[str]:
 def test_after_reset_a_simulator_plays_as_one_just_started(junk: list[bytes]) -> None:
     fresh: list[str] = []
     with SimBoard(Config(), VirtualClock(), seed=3) as board:
-        session = Session(board.runtime, fresh.append, simulator=True)
+        session = Session(board.runtime, fresh.append, controls=board.controls)
         for line in SCRIPT:
             session.receive(line)
     used: list[str] = []
     with SimBoard(Config(), VirtualClock(), seed=3) as board:
-        session = Session(board.runtime, used.append, simulator=True)
+        session = Session(board.runtime, used.append, controls=board.controls)
         for line in [*junk, b"EVENTS OFF", b"RESET"]:
             session.receive(line)
         t0, start = board.unit.now, len(used)
@@ -287,7 +287,7 @@ def test_screen_is_the_picture_the_unit_draws_and_edge_a_raw_contact() -> None:
 
     out: list[str] = []
     with SimBoard(Config(), VirtualClock(), seed=1) as board:
-        session = Session(board.runtime, out.append, simulator=True)
+        session = Session(board.runtime, out.append, controls=board.controls)
         for line in (b"EVENTS ON", b"EDGE POWER LOW", b"ADVANCE 1000", b"SCREEN"):
             session.receive(line)
         size, data = out[-1].split(" ")[1:]
@@ -316,7 +316,7 @@ def test_fault_breaks_the_simulators_display_and_the_unit_reacts_as_on_a_pi() ->
     """Lost, tried again every second (the loop's own deadlines run inside ADVANCE), back."""
     out: list[str] = []
     with SimBoard(Config(), VirtualClock(), seed=1, observed=False) as board:
-        session = Session(board.runtime, out.append, simulator=True)
+        session = Session(board.runtime, out.append, controls=board.controls)
         for line in (b"EVENTS ON", b"SWITCH ON", b"FAULT DISPLAY GONE", b"ADVANCE 3500"):
             session.receive(line)
         for line in (b"FAULT DISPLAY BACK", b"ADVANCE 2000", b"FAULT BUS 2", b"FAULT DISPLAY"):
@@ -346,7 +346,7 @@ def test_fault_save_is_told_once_tried_every_5_s_and_a_power_cut_resumes_the_las
     state.dir keeps its game in memory for that."""
     out: list[str] = []
     with SimBoard(Config(), VirtualClock(), seed=1, observed=False) as board:
-        session = Session(board.runtime, out.append, simulator=True)
+        session = Session(board.runtime, out.append, controls=board.controls)
         script = [b"EVENTS ON", b"SWITCH ON", b"ADVANCE 62000", b"FAULT SAVE FAIL",
                   b"ADVANCE 3000", b"SWITCH OFF", b"ADVANCE 21000", b"FAULT SAVE OK",
                   b"ADVANCE 5000", b"SWITCH ON", b"ADVANCE 12000", b"FAULT SAVE 2",
@@ -370,7 +370,7 @@ def test_a_power_cut_resumes_from_the_state_file_and_leaves_an_off_unit_off(
     """With state.dir, the cut's restart reads the file, as the Pi's boot does."""
     out: list[str] = []
     with SimBoard(Config(), VirtualClock(), seed=1, observed=False, state_dir=tmp_path) as board:
-        session = Session(board.runtime, out.append, simulator=True)
+        session = Session(board.runtime, out.append, controls=board.controls)
         for line in (b"EVENTS ON", b"SWITCH ON", b"PRESS AUCTION", b"ADVANCE 7000"):
             session.receive(line)
         board.runtime.saver.flush()
@@ -391,7 +391,7 @@ def test_reset_mends_what_fault_broke_and_forgets_the_saved_game() -> None:
     cut resumed the last test's game, a `back` came in the next test)."""
     out: list[str] = []
     with SimBoard(Config(), VirtualClock(), seed=1, observed=False) as board:
-        session = Session(board.runtime, out.append, simulator=True)
+        session = Session(board.runtime, out.append, controls=board.controls)
         for line in (
             b"EVENTS ON",
             b"SWITCH ON",
@@ -418,10 +418,10 @@ def test_ok_and_back_mend_a_count_too_and_a_fault_that_breaks_nothing_costs_noth
     frame drawing (~10x slower ADVANCEs) though nothing was broken."""
     out: list[str] = []
     with SimBoard(Config(), VirtualClock(), seed=1, observed=False) as board:
-        session = Session(board.runtime, out.append, simulator=True)
+        session = Session(board.runtime, out.append, controls=board.controls)
         for line in (b"EVENTS ON", b"SWITCH ON", b"FAULT BUS 0", b"FAULT SAVE 3"):
             session.receive(line)
-        assert not board.runtime.every_frame and board.runtime.display is None
+        assert board.runtime.display is None  # (no frame by frame drawing: no display at all)
         for line in (b"FAULT SAVE OK", b"FAULT BUS 2", b"FAULT DISPLAY BACK", b"ADVANCE 30000"):
             session.receive(line)
     assert [line for line in out if '"fault"' in line] == []
@@ -434,7 +434,7 @@ def test_reset_on_the_real_clock_leaves_no_news_of_a_save_for_the_next_test() ->
 
     out: list[str] = []
     with SimBoard(Config(), MonotonicClock(), seed=1, observed=False) as board:
-        session = Session(board.runtime, out.append, simulator=True)
+        session = Session(board.runtime, out.append, controls=board.controls)
         for line in (b"EVENTS ON", b"FAULT SAVE FAIL", b"SWITCH ON", b"SWITCH OFF"):
             session.receive(line)
         board.runtime.saver.flush()
@@ -477,7 +477,7 @@ def test_protocol_1_2_answers_every_line_and_screen_is_the_unit_s_picture(lines:
 
     out: list[str] = []
     with SimBoard(Config(), VirtualClock(), seed=1, observed=False) as board:
-        session = Session(board.runtime, out.append, simulator=True)
+        session = Session(board.runtime, out.append, controls=board.controls)
         for line in lines:
             before = len([r for r in out if not r.startswith("EVT ")])
             session.receive(line.encode())

@@ -497,7 +497,7 @@ def test_advances_ok_comes_once_what_it_reached_is_on_disk(
             if line == "OK":  # the moment a script could kill the simulator
                 on_disk.append(store.load(tmp_path / store.FILENAME))
 
-        session = Session(board.runtime, reply, simulator=True)
+        session = Session(board.runtime, reply, controls=board.controls)
         for line in (b"SWITCH ON", b"ADVANCE 60000"):
             session.receive(line)
     saved = on_disk[-1]

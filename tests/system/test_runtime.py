@@ -205,7 +205,7 @@ def test_a_console_line_among_late_edges_changes_nothing(rig: Rig) -> None:
     """A STATE that arrived between a press and its release must not move the unit on
     to the present before the release is handled."""
     replies: list[str] = []
-    session = Session(rig.runtime, replies.append, simulator=False)
+    session = Session(rig.runtime, replies.append)
     rig.pin(POWER).drive_low()
     rig.at(1_000)
     rig.pin(BUILD).drive_low()

@@ -186,7 +186,7 @@ def test_the_volume_sets_the_buzzer_loudness_on_the_pin(make_rig) -> None:
 def console() -> Iterator[tuple[Session, list[str]]]:
     with SimBoard(Config(), VirtualClock(), seed=1) as board:
         replies: list[str] = []
-        yield Session(board.runtime, replies.append, simulator=True), replies
+        yield Session(board.runtime, replies.append, controls=board.controls), replies
 
 
 def test_settings_answers_every_setting_by_name(console) -> None:

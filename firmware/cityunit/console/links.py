@@ -50,24 +50,35 @@ class Link(Protocol):
 
 
 class FdLink:
-    """Two file descriptors: stdin/stdout (not ours to close)."""
+    """Two file descriptors: stdin/stdout (not ours to close). A read waits on the input
+    and on a pipe of the link's own, so that closing the link ends a read still waiting
+    (the server joins its reader)."""
 
     def __init__(self, read_fd: int, write_fd: int) -> None:
         self.read_fd, self.write_fd = read_fd, write_fd
+        self._wake, self._waker = os.pipe()
+        self._closed = False
 
     def close(self) -> None:
-        """stdin and stdout stay open for whoever runs us."""
+        """A read still waiting returns b""; stdin and stdout stay open for whoever runs us."""
+        if not self._closed:
+            self._closed = True
+            os.write(self._waker, b"\0")
 
     def read(self) -> bytes:
         """Blocking, even on a descriptor a parent left non-blocking; b"" at the end of
-        input, or on an error."""
-        while True:  # a parent may have left the descriptors non-blocking: wait, then
+        input, on an error, or once closed."""
+        while not self._closed:
+            ready, _, _ = select.select([self.read_fd, self._wake], [], [])
+            if self._wake in ready:
+                break
             try:
                 return os.read(self.read_fd, 4096)
             except BlockingIOError:
-                select.select([self.read_fd], [], [])
+                continue  # (another reader of a shared descriptor took it first)
             except OSError:
                 return b""
+        return b""
 
     def write(self, data: bytes, client: int) -> None:
         """All of `data`, waiting for room if stdout is non-blocking; stdio has one client."""

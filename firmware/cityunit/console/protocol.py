@@ -11,8 +11,10 @@ from __future__ import annotations
 import json
 import re
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import partial
+from typing import Protocol
 
 from cityunit import __version__
 from cityunit.core import settings
@@ -25,7 +27,6 @@ PROTOCOL = "1.2"  # 1.1 added PROTOCOL and RESET to version 1; 1.2, SCREEN, EDGE
 MAX_LINE = 256
 MAX_HOLD_MS = 600_000
 MAX_ADVANCE_MS = 7 * 24 * 3_600_000
-MAX_SEED = 2**64 - 1
 _SPACE = re.compile(r"[ \t]+")  # words are separated by ASCII spaces and tabs, nothing else
 _DIGITS = re.compile(r"[0-9]+")
 
@@ -100,23 +101,23 @@ def shown(word: str) -> str:
     return "".join(c if " " <= c <= "~" else ascii(c)[1:-1] for c in word[:32])
 
 
-def _upper(word: str) -> str:
+def ascii_upper(word: str) -> str:
     """Case-insensitive in ASCII only: in Unicode, a dotless i upper-cases to I."""
     return word.upper() if word.isascii() else word
 
 
-def _lower(word: str) -> str:
+def ascii_lower(word: str) -> str:
     return word.lower() if word.isascii() else word
 
 
 def _button(word: str) -> Button:
     try:
-        return Button(_lower(word))
+        return Button(ascii_lower(word))
     except ValueError:
         raise CommandError("bad-argument", "expected AUCTION or BUILD") from None
 
 
-def _int(word: str, lo: int, hi: int, what: str) -> int:
+def number(word: str, lo: int, hi: int, what: str) -> int:
     """ASCII digits only: Python's int() would take "1_000", "+5", "-0" and other scripts'
     digits."""
     if not _DIGITS.fullmatch(word):
@@ -127,13 +128,51 @@ def _int(word: str, lo: int, hi: int, what: str) -> int:
     return value
 
 
-class Session:
-    """One console client. Lines go in through `receive` on the loop thread."""
+Command = Callable[[list[str]], str | None]  # its words after the name: the reply, or None
+# What a session that only watches may send: it reads the unit, it never plays it.
+WATCHING = frozenset(
+    {"PING", "VERSION", "HELP", "PROTOCOL", "STATE", "EVENTS", "SETTINGS", "SCREEN"}
+)
+# The simulator's own commands (console/controls.py), with their arity and usage (None:
+# any words): a unit without them checks a line's words, then refuses it as the simulator's.
+SIMULATOR: dict[str, tuple[int, str] | None] = {
+    "SEED": (1, "SEED <int>"),
+    "RESET": (0, "RESET"),
+    "SCREEN": (0, "SCREEN"),
+    "EDGE": (2, "EDGE AUCTION|BUILD|POWER LOW|HIGH"),
+    "FAULT": None,
+}
+# Every command of the protocol, in HELP's order.
+ALL = ("PING", "VERSION", "HELP", "PRESS", "HOLD", "SWITCH", "STATE", "EVENTS", "ADVANCE",
+       "SEED", "SETTINGS", "SET", "PROTOCOL", "RESET", "SCREEN", "EDGE", "FAULT")  # fmt: skip
+PLAYING = frozenset({"PRESS", "HOLD", "SWITCH", "ADVANCE", "SET", *SIMULATOR} - WATCHING)
 
-    def __init__(self, runtime: Runtime, write: Callable[[str], None], simulator: bool) -> None:
+
+class Controls(Protocol):
+    """Commands added to each session by whoever serves it (the simulator's: SIMULATOR)."""
+
+    def commands(self, session: Session) -> Mapping[str, Command]:
+        """`session`'s own: each acts on its unit and answers it."""
+
+
+class Session:
+    """One console client. Lines go in through `receive` on the loop thread; replies go to
+    `reply` and event lines (once asked for) to `event`, the same sink unless a front end
+    keeps them apart. `controls` adds its commands; a `watching` session may only read."""
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        reply: Callable[[str], None],
+        event: Callable[[str], None] | None = None,
+        *,
+        controls: Controls | None = None,
+        watching: bool = False,
+    ) -> None:
         self.runtime = runtime
-        self._write = write
-        self.simulator = simulator
+        self._reply_to = reply
+        self._event_to = event or reply
+        self.watching = watching
         self.events = False
         self._pending: deque[bytes | TooLong] = deque()
         self._busy = False  # a HOLD on the real clock finishes later; later lines wait
@@ -149,15 +188,14 @@ class Session:
             "STATE": self._state,
             "EVENTS": self._events,
             "ADVANCE": self._advance,
-            "SEED": self._seed,
             "SETTINGS": self._settings,
             "SET": self._set,
             "PROTOCOL": self._protocol,
-            "RESET": self._reset,
-            "SCREEN": self._screen,
-            "EDGE": self._edge,
-            "FAULT": self._fault,
         }
+        if controls is not None:
+            self.commands.update(controls.commands(self))
+        if watching:
+            self.commands = {k: v for k, v in self.commands.items() if k in WATCHING}
 
     def close(self) -> int:
         """No more events; the lines still waiting are dropped: how many."""
@@ -203,48 +241,65 @@ class Session:
             self._reply("ERR bad-argument not UTF-8 text")
             return
         words = _SPACE.split(text.strip(" \t"))
-        name, args = _upper(words[0]), words[1:]
-        command = self.commands.get(name)
-        if command is None:
-            self._reply(f"ERR unknown-command {shown(words[0])}; try HELP")
-            return
+        name, args = ascii_upper(words[0]), words[1:]
         try:
-            payload = command(args)
+            payload = self._command(name, words[0])(args)
         except CommandError as e:
             self._reply(f"ERR {e.code} {e}")
             return
         if payload is not None:
             self._reply(payload)
 
+    def _command(self, name: str, word: str) -> Command:
+        command = self.commands.get(name)
+        if command is not None:
+            return command
+        if self.watching and name in PLAYING:
+            raise CommandError("not-allowed", f"{name} plays the unit: this session only watches")
+        if name in SIMULATOR:
+            return partial(self._simulator_only, name)
+        raise CommandError("unknown-command", f"{shown(word)}; try HELP")
+
+    def _simulator_only(self, name: str, args: list[str]) -> str:
+        if (usage := SIMULATOR[name]) is not None:
+            self.arity(args, *usage)
+        raise CommandError("not-allowed", f"{name} is for the simulator only")
+
     def _reply(self, text: str) -> None:
         self.runtime.deliver()  # the events a command caused come before its reply
-        self._write(text)
+        self._reply_to(text)
+
+    def present(self) -> int | None:
+        """The loop's time as it handles the line now running (None: as of now)."""
+        return self._present
 
     def _event(self, event: Event) -> None:
         if self.events:
-            self._write("EVT " + event_json(event))
+            self._event_to("EVT " + event_json(event))
 
     # ----- commands ------------------------------------------------------------------
 
     @staticmethod
-    def _arity(args: list[str], n: int, usage: str) -> None:
+    def arity(args: list[str], n: int, usage: str) -> None:
         if len(args) != n:
             raise CommandError("bad-argument", f"usage: {usage}")
 
     def _ping(self, args: list[str]) -> str:
-        self._arity(args, 0, "PING")
+        self.arity(args, 0, "PING")
         return "OK PONG"
 
     def _version(self, args: list[str]) -> str:
-        self._arity(args, 0, "VERSION")
+        self.arity(args, 0, "VERSION")
         return f"OK {__version__}"
 
     def _help(self, args: list[str]) -> str:
-        self._arity(args, 0, "HELP")
-        return "OK " + " ".join(self.commands)
+        self.arity(args, 0, "HELP")
+        # the simulator's too, where a session may play: a unit without them names them
+        known = self.commands.keys() | (set() if self.watching else SIMULATOR.keys())
+        return "OK " + " ".join(name for name in ALL if name in known)
 
     def _press(self, args: list[str]) -> str:
-        self._arity(args, 1, "PRESS AUCTION|BUILD")
+        self.arity(args, 1, "PRESS AUCTION|BUILD")
         button = _button(args[0])
         unit = self.runtime.unit
         unit.press(button, unit.now, self._present)
@@ -252,9 +307,9 @@ class Session:
         return "OK"
 
     def _hold(self, args: list[str]) -> str | None:
-        self._arity(args, 2, "HOLD AUCTION|BUILD <ms>")
+        self.arity(args, 2, "HOLD AUCTION|BUILD <ms>")
         button = _button(args[0])
-        ms = _int(args[1], 1, MAX_HOLD_MS, "ms")
+        ms = number(args[1], 1, MAX_HOLD_MS, "ms")
         runtime = self.runtime
         pressed = runtime.unit.now
         runtime.unit.press(button, pressed, self._present)
@@ -275,15 +330,15 @@ class Session:
         return None
 
     def _switch(self, args: list[str]) -> str:
-        self._arity(args, 1, "SWITCH ON|OFF")
-        word = _upper(args[0])
+        self.arity(args, 1, "SWITCH ON|OFF")
+        word = ascii_upper(args[0])
         if word not in ("ON", "OFF"):
             raise CommandError("bad-argument", "expected ON or OFF")
         self.runtime.unit.switch(word == "ON", self.runtime.unit.now)
         return "OK"
 
     def _state(self, args: list[str]) -> str:
-        self._arity(args, 0, "STATE")
+        self.arity(args, 0, "STATE")
         self.runtime.deliver()
         state = self.runtime.unit.state()
         state["clock"] = "virtual" if self.virtual else "real"
@@ -291,8 +346,8 @@ class Session:
         return "OK " + _TEXT(state)
 
     def _events(self, args: list[str]) -> str:
-        self._arity(args, 1, "EVENTS ON|OFF")
-        word = _upper(args[0])
+        self.arity(args, 1, "EVENTS ON|OFF")
+        word = ascii_upper(args[0])
         if word not in ("ON", "OFF"):
             raise CommandError("bad-argument", "expected ON or OFF")
         self.runtime.deliver()  # events from before the switch are not shown after it
@@ -300,10 +355,10 @@ class Session:
         return "OK"
 
     def _advance(self, args: list[str]) -> str:
-        self._arity(args, 1, "ADVANCE <ms>")
+        self.arity(args, 1, "ADVANCE <ms>")
         if not self.virtual:
             raise CommandError("not-allowed", "ADVANCE needs the virtual clock")
-        self._advance_by(_int(args[0], 0, MAX_ADVANCE_MS, "ms"))
+        self._advance_by(number(args[0], 0, MAX_ADVANCE_MS, "ms"))
         return "OK"
 
     def _advance_by(self, ms: int) -> None:
@@ -313,12 +368,12 @@ class Session:
         self.runtime.deliver()  # (each save is written in its turn on the virtual clock)
 
     def _settings(self, args: list[str]) -> str:
-        self._arity(args, 0, "SETTINGS")
+        self.arity(args, 0, "SETTINGS")
         return "OK " + _COMPACT(self.runtime.unit.settings())
 
     def _set(self, args: list[str]) -> str:
-        self._arity(args, 2, "SET <name> <value>")
-        name, choice = _lower(args[0]), _lower(args[1])
+        self.arity(args, 2, "SET <name> <value>")
+        name, choice = ascii_lower(args[0]), ascii_lower(args[1])
         setting = settings.BY_NAME.get(name)
         if setting is None:
             known = ", ".join(settings.BY_NAME)
@@ -330,61 +385,5 @@ class Session:
         return "OK"
 
     def _protocol(self, args: list[str]) -> str:
-        self._arity(args, 0, "PROTOCOL")
+        self.arity(args, 0, "PROTOCOL")
         return f"OK {PROTOCOL}"
-
-    def _reset(self, args: list[str]) -> str:
-        self._arity(args, 0, "RESET")
-        self._simulator_only("RESET")
-        self.runtime.deliver()  # what happened before is told before it is forgotten
-        self.runtime.reset()
-        return "OK"
-
-    def _simulator_only(self, command: str) -> None:
-        if not self.simulator:
-            raise CommandError("not-allowed", f"{command} is for the simulator only")
-
-    def _screen(self, args: list[str]) -> str:
-        """The picture the unit draws now, as the OLED gets it (see docs/protocol.md)."""
-        self._arity(args, 0, "SCREEN")
-        self._simulator_only("SCREEN")
-        import base64
-
-        from cityunit.display.render import HEIGHT, WIDTH, render
-
-        self.runtime.deliver()
-        snapshot = self.runtime.unit.snapshot()
-        picture = render(snapshot.screen, snapshot.language).tobytes()
-        return f"OK {WIDTH}x{HEIGHT} {base64.b64encode(picture).decode()}"
-
-    def _edge(self, args: list[str]) -> str:
-        """A raw level on a contact's pin, where a GPIO edge enters the core: debounced,
-        timed and taken as a gesture there, as a real contact's would be."""
-        self._arity(args, 2, "EDGE AUCTION|BUILD|POWER LOW|HIGH")
-        self._simulator_only("EDGE")
-        contact, level = _lower(args[0]), _upper(args[1])
-        if contact not in ("auction", "build", "power"):
-            raise CommandError("bad-argument", "expected AUCTION, BUILD or POWER")
-        if level not in ("LOW", "HIGH"):
-            raise CommandError("bad-argument", "expected LOW (closed: pressed, ON) or HIGH")
-        unit = self.runtime.unit
-        unit.edge(contact, level == "LOW", unit.now, self._present)
-        return "OK"
-
-    def _fault(self, args: list[str]) -> str:
-        """A part broken (or mended) on purpose, for the unit's own reaction to be seen."""
-        self._simulator_only("FAULT")
-        inject = self.runtime.inject_fault
-        if inject is None:
-            raise CommandError("not-allowed", "this simulator has no part to break")
-        try:
-            inject([_lower(word) for word in args])
-        except ValueError as e:
-            raise CommandError("bad-argument", str(e)) from None
-        return "OK"
-
-    def _seed(self, args: list[str]) -> str:
-        self._arity(args, 1, "SEED <int>")
-        self._simulator_only("SEED")
-        self.runtime.unit.rng.seed(_int(args[0], 0, MAX_SEED, "the seed"))
-        return "OK"

@@ -7,10 +7,10 @@ thread owns the output. Nothing is dropped and nothing grows without bound:
 - At most IN_FLIGHT lines are in the unit unanswered; past that the reader stops
   reading, so a client that sends faster than it reads is held back by the kernel's
   buffers, not by the unit's memory. Every reply is sent.
-- Event lines a client has not yet taken are bounded too (EVENTS_BEHIND). On the real
-  clock the unit never waits for a client: events past the bound are dropped and an
-  `EVT {"event":"dropped","count":N}` line says how many. On the virtual clock time
-  stands still, so the loop waits for the client instead (a stop signal ends the wait).
+- Event lines a client has not yet taken are bounded too, in its outbox (outbox.py):
+  on the real clock events past the bound are dropped and an
+  `EVT {"event":"dropped","count":N}` line says how many; on the virtual clock the loop
+  waits for the client instead (a stop signal ends the wait).
 - A client that hangs up leaves nothing for the next one: its partial line is dropped.
 """
 
@@ -21,32 +21,19 @@ import logging
 import os
 import select
 import threading
-from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import partial
 
 from cityunit.console.links import HungUp, Link
-from cityunit.console.protocol import LineReader, Session, TooLong, blank
+from cityunit.console.outbox import Outbox
+from cityunit.console.protocol import Controls, LineReader, Session, TooLong, blank
 from cityunit.loop.inbox import Input
 from cityunit.loop.runtime import Runtime
 
 log = logging.getLogger(__name__)
 
 IN_FLIGHT = 32  # lines received and not yet answered, before the link stops reading
-EVENTS_BEHIND = 4096  # event lines queued for a client that has not taken them
-CHUNK = 256  # lines in one write, at most
 GRACE_S = 1.0  # after a stop signal, how long the last lines may take to leave
-
-
-@dataclass(frozen=True)
-class _Chunk:
-    """Lines for the writer: how many replies and events, and for which client."""
-
-    data: bytes
-    replies: int
-    events: int
-    client: int
 
 
 class Served:
@@ -62,21 +49,22 @@ class Served:
         self,
         runtime: Runtime,
         link: Link,
-        simulator: bool,
+        controls: Controls | None = None,
         on_end: Callable[[], None] | None = None,
     ) -> None:
         self.runtime = runtime
         self.link = link
         self.on_end = on_end
-        self._simulator = simulator
-        self._virtual = runtime.clock.virtual
+        self._controls = controls
+        inbox = runtime.inbox
+        self.outbox = Outbox(
+            runtime.clock.virtual, lambda: inbox.signalled, partial(_dropped, runtime),
+            "console client",
+        )  # fmt: skip
         self._cond = threading.Condition()  # guards the counts the threads share
-        self._chunks: deque[_Chunk] = deque()
-        self._events_queued = 0  # event lines in _chunks
         self._in_flight = 0  # lines handed to the loop whose reply is not yet out
         self._client = 0  # which client is there: one more after each hang-up
         self._stopping = False
-        self._written = False  # the writer has sent all it will
         # The reader, held off, waits for a change of the counts or the client's leaving:
         # while it does (`_held`), `_notify` also pokes this pipe, which the reader polls
         # beside the link's hang-up descriptor; no system call otherwise. The reader
@@ -85,11 +73,6 @@ class Served:
         for fd in (self._poke_r, self._poke_w):
             os.set_blocking(fd, False)
         self._held = False
-        # The loop thread's own: the batch being made, and events a client fell behind on.
-        self._batch: list[str] = []
-        self._batch_replies = self._batch_events = 0
-        self._batch_client = 0
-        self._dropped = 0
         self._ended = False
         self.closed = False
         self.session = self._new_session(0)
@@ -98,7 +81,8 @@ class Served:
         self._forget_steps = runtime.on_step(self._step_done)
         self._out = threading.Thread(target=self._writer, name="console-out", daemon=True)
         self._out.start()
-        threading.Thread(target=self._reader, name="console-in", daemon=True).start()
+        self._in = threading.Thread(target=self._reader, name="console-in", daemon=True)
+        self._in.start()
 
     def __enter__(self) -> Served:
         return self
@@ -107,70 +91,26 @@ class Served:
         self.close()
 
     def _new_session(self, client: int) -> Session:
-        return Session(self.runtime, partial(self._line, client), self._simulator)
+        return Session(
+            self.runtime, partial(self._reply, client), partial(self._event, client),
+            controls=self._controls,
+        )  # fmt: skip
 
     # ----- the loop thread -------------------------------------------------------------
 
-    def _line(self, client: int, text: str) -> None:
-        """One line from the session of `client`: batched, bounded, or dropped."""
-        reply = not text.startswith("EVT ")
-        if client != self._client:  # that client left: nobody to tell
-            if reply:
-                self._answered(1)
-            return
-        if not reply and not self._room_for_event():
-            self._dropped += 1
-            return
-        if self._dropped:
-            count, self._dropped = self._dropped, 0
-            log.warning("console client fell behind: %d events dropped", count)
-            now = self.runtime.unit.now
-            self._add(f'EVT {{"t_ms":{now},"event":"dropped","count":{count}}}', False, client)
-        self._add(text, reply, client)
+    def _reply(self, client: int, text: str) -> None:
+        """A reply for `client`, unless that client left: nobody to tell."""
+        if client != self._client:
+            self._answered(1)
+        else:
+            self.outbox.reply(text, client)
 
-    def _add(self, text: str, reply: bool, client: int) -> None:
-        if self._batch and client != self._batch_client:
-            self._flush()
-        self._batch.append(text)
-        self._batch_client = client
-        self._batch_replies += reply
-        self._batch_events += not reply
-        if len(self._batch) >= CHUNK:
-            self._flush()
-
-    def _room_for_event(self) -> bool:
-        """Whether one more event line may be queued. The real clock never waits for a
-        client (past the bound, events are dropped); the virtual clock does, since time
-        stands still, unless a stop signal came."""
-        behind = self._dropped and not self._virtual  # once behind: until half caught up
-        limit = EVENTS_BEHIND // 2 if behind else EVENTS_BEHIND
-        with self._cond:
-            if self._events_queued + self._batch_events < limit:
-                return True
-        if not self._virtual:
-            return False
-        self._flush()
-        inbox = self.runtime.inbox
-        with self._cond:
-            self._cond.wait_for(lambda: self._events_queued < EVENTS_BEHIND // 2 or inbox.signalled)
-            return not inbox.signalled
-
-    def _flush(self) -> None:
-        """The batch to the writer."""
-        if not self._batch:
-            return
-        chunk = _Chunk(
-            ("\n".join(self._batch) + "\n").encode(),
-            self._batch_replies, self._batch_events, self._batch_client,
-        )  # fmt: skip
-        self._batch, self._batch_replies, self._batch_events = [], 0, 0
-        with self._cond:
-            self._chunks.append(chunk)
-            self._events_queued += chunk.events
-            self._notify()
+    def _event(self, client: int, text: str) -> None:
+        if client == self._client:
+            self.outbox.event(text, client)
 
     def _step_done(self) -> None:
-        self._flush()
+        self.outbox.flush()
         self._end_if_answered()
 
     def _end_if_answered(self) -> None:
@@ -185,9 +125,9 @@ class Served:
     def _hung_up(self, client: int) -> None:
         """The client before `client` left (its lines before this were all handled): the
         next one starts afresh, with events off and nothing of the last one's waiting."""
-        self._flush()
+        self.outbox.flush()
         self._answered(self.session.close())
-        self._dropped = 0
+        self.outbox.forget_dropped()
         self.session = self._new_session(client)
         log.info("console client left")
 
@@ -207,6 +147,7 @@ class Served:
         """A stop signal came (from the inbox's `when_signalled`): whoever waits looks again."""
         with self._cond:
             self._notify()
+        self.outbox.wake()
 
     def _answered(self, n: int) -> None:
         if n:
@@ -294,27 +235,18 @@ class Served:
         return LineReader()
 
     def _writer(self) -> None:
-        while True:
+        while (chunk := self.outbox.take()) is not None:
             with self._cond:
-                self._cond.wait_for(lambda: self._chunks or self._stopping)
-                if not self._chunks:
-                    self._written = True
-                    self._notify()
-                    return
-                chunk = self._chunks[0]
-                current = chunk.client == self._client
+                current = chunk.tag == self._client
             if current:
                 try:
-                    self.link.write(chunk.data, chunk.client)
+                    self.link.write(chunk.data, chunk.tag)
                 except HungUp:
                     pass  # the reader sees it too, and starts the next client afresh
                 except Exception as e:  # a client gone away must not stop the unit
                     log.debug("console write failed: %s", e)
-            with self._cond:
-                self._chunks.popleft()
-                self._events_queued -= chunk.events
-                self._in_flight -= chunk.replies
-                self._notify()
+            self.outbox.sent(chunk)
+            self._answered(chunk.replies)
 
     def close(self) -> None:
         """Loop thread (or after it ended). Without a stop signal it waits until every
@@ -323,20 +255,22 @@ class Served:
         if self.closed:
             return
         self.closed = True
-        self._flush()
         self._forget_steps()
         self.session.close()
-        inbox = self.runtime.inbox
-        with self._cond:  # every line out, unless a signal says stop now
+        with self._cond:  # the reader takes no more lines
             self._stopping = True
             self._notify()
-            self._cond.wait_for(lambda: self._written or inbox.signalled)
+        self.outbox.close()
+        self.outbox.wait_drained()  # every line out, unless a signal says stop now
         self._out.join(GRACE_S)  # after a signal: the last lines' grace
         if self._out.is_alive():
-            log.warning("console: %d lines not sent (stopping)", self._unsent())
+            log.warning("console: %d lines not sent (stopping)", self.outbox.unsent())
         self._holds.close()
-        self.link.close()
+        self.link.close()  # a read still waiting returns: the reader ends
+        self._in.join(GRACE_S)
+        if self._in.is_alive():
+            log.warning("console: its reader did not end (a link that cannot stop a read)")
 
-    def _unsent(self) -> int:
-        with self._cond:
-            return sum(chunk.data.count(b"\n") for chunk in self._chunks)
+
+def _dropped(runtime: Runtime, count: int) -> str:
+    return f'EVT {{"t_ms":{runtime.unit.now},"event":"dropped","count":{count}}}'

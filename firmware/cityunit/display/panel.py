@@ -78,6 +78,10 @@ class Display:
         self.retry_at: int | None = 0  # start it on the first poll
         self.lost = False  # a fault was reported and the display has not come back
         self.frames_sent = 0
+        # Whether a virtual clock's advance draws each frame at its time, as a real loop
+        # does (a bus's faults then come when they would on a Pi), not only where it ends
+        # (~10x the time): a simulator sets it while it breaks the bus on purpose.
+        self.each_frame = False
         self.closed = False
         self._plan = panel.prepare if isinstance(panel, Planning) else None
         self._rendered: dict[tuple[Screen, str], Image.Image] = {}

@@ -86,13 +86,6 @@ class Runtime:
         self._heartbeat_due: int | None = None if heartbeat is None else clock.now_ms()
         self._status = status  # told a line such as "hour 2, auction" on each change
         self.on_reload: Callable[[], None] | None = None  # what a Reload does
-        # A simulator's: FAULT's words to a part it breaks (ValueError: words it refuses),
-        # what mends every part it broke (RESET), and whether a virtual clock's advance
-        # draws each frame at its time, as a real loop does (a display's faults then come
-        # when they would on a Pi), not only where it ends (with a display: ~10x the time).
-        self.inject_fault: Callable[[list[str]], None] | None = None
-        self.mend: Callable[[], None] = lambda: None
-        self.every_frame = False
 
     # ----- who is told (loop thread) -----------------------------------------------------
 
@@ -190,12 +183,13 @@ class Runtime:
     def advance_to(self, t: int, clock: VirtualClock) -> None:
         """On the virtual clock: every deadline up to `t`, in order. The core's run inside
         its advance; those the world acts on (a display's next try, a failed save's, the
-        core's saves, and its frames with `every_frame`) each get a step at their time, as
-        the real clock would give them."""
+        core's saves, and its frames for a display that counts each) each get a step at
+        their time, as the real clock would give them."""
+        display = self.display
         while (due := self._step_due()) is not None and due <= t:
             clock.set_ms(now := max(due, clock.now_ms()))
             self._run_later(now)
-            if self.every_frame or (self.display is not None and self.display.due(now)):
+            if display is not None and (display.each_frame or display.due(now)):
                 self.step()
             else:  # a save: the outputs follow where the advance ends, as they did
                 self.unit.advance(now)
@@ -210,8 +204,8 @@ class Runtime:
 
     def _step_due(self) -> int | None:
         """Where a virtual clock's advance gives the loop a step: its own work, and the
-        core's saves and (`every_frame`) frames."""
-        frames = self.every_frame and self.display is not None
+        core's saves and (for a display that counts each) frames."""
+        frames = self.display is not None and self.display.each_frame
         core = self.unit.loop_due(frames) if self.saver or frames else None
         return earliest(self._loop_deadline(), core)
 
@@ -290,21 +284,8 @@ class Runtime:
             beat()  # from the loop itself: a loop that hangs stops beating
             self._heartbeat_due = now + every
 
-    def reset(self) -> None:
-        """Back to power-on (a simulator's RESET): the core as it started, every part
-        broken on purpose mended, nothing known of the parts, and the fresh game saved
-        before the reply, so that a power cut after it finds no older game."""
-        self.unit.reset()
-        self.mend()
-        if self.saver is not None:
-            self.saver.flush(1.0)  # a save on its way fails or lands before the forgetting
-        self.restarted()
-        if self.saver is not None:
-            self.saver.save(self.unit.saved())
-            self.saver.flush(1.0)
-
     def restarted(self) -> None:
-        """The core was put back to power-on (RESET, or a simulator's power cut): what the
+        """The core was put back to power-on (a simulator's RESET or power cut): what the
         loop knew of the parts is forgotten, as a new process knows nothing. The display
         starts again at once, and a save that fails is news again."""
         self._save_trouble = None

@@ -9,6 +9,7 @@ from functools import partial
 
 from cityunit.board import Board
 from cityunit.config import Config
+from cityunit.console.controls import SimulatorControls
 from cityunit.console.protocol import Session
 from cityunit.core.permit import Permit
 from cityunit.core.rules import Rules
@@ -48,7 +49,7 @@ class _Script:
 
     def __init__(self, board: Board, panel: MeasuredPanel) -> None:
         self.board, self.panel = board, panel
-        self.session = Session(board.runtime, lambda line: None, simulator=True)
+        self.session = Session(board.runtime, lambda line: None, controls=SimulatorControls())
 
     def run(self, *lines: str) -> list[int]:
         """The bytes of each frame these lines caused."""

@@ -11,6 +11,7 @@ import time
 from functools import partial
 
 from cityunit.config import Config
+from cityunit.console.controls import SimulatorControls
 from cityunit.console.protocol import Session
 from cityunit.loop.clock import VirtualClock
 from cityunit.loop.inbox import Input
@@ -36,7 +37,7 @@ def virtual_hour() -> dict[str, float]:
     out: list[str] = []
     board = Board(Config(), VirtualClock(), pin_factory=mock_pins(), panel=Mirror(), seed=3)
     with board:
-        receive = Session(board.runtime, out.append, simulator=True).receive
+        receive = Session(board.runtime, out.append, controls=SimulatorControls()).receive
         t0 = time.perf_counter_ns()
         for line in script():  # through the loop, as a client's lines arrive
             board.inbox.put(Input(0, partial(receive, line.encode())))
