@@ -342,7 +342,7 @@ class Controller(FlakyBus):
         self.on = False  # the glass is lit (DISPLAYON): dark after reset
         self.offset = 0 if self.windowed else 2  # where the glass's column 0 is in RAM
         self.pins = MockFactory() if spi else None
-        self.hardware = Hardware(display=kind, interface="spi" if spi else "i2c")
+        self.hardware = Hardware(driver=kind, interface="spi" if spi else "i2c")
         self.opened: tuple[int, int] | None = None  # SPI: (port, device)
         self.max_speed_hz = 0
         self.mode = 2  # page addressing after reset

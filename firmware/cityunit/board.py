@@ -53,7 +53,7 @@ C = TypeVar("C", bound=Closes)
 def configured_panel(config: Config, bus: Any = None, pins: Any = None) -> LumaPanel | None:
     """The panel the config names, on the Pi's port (or on `bus`, and SPI's DC and RST on
     the pin factory `pins`, for the bench); None for no display."""
-    if config.hardware.display == "none":
+    if config.hardware.driver == "none":
         return None
     from cityunit.display.oled import LumaPanel  # luma's drivers, only where a panel is wired
 

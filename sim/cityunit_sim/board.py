@@ -20,7 +20,7 @@ from cityunit.board import Board
 from cityunit.config import Config
 from cityunit.console.controls import SimulatorControls
 from cityunit.core.events import Event
-from cityunit.core.modes.menu import Menu
+from cityunit.core.modes.settings import Settings
 from cityunit.display.mirror import Mirror
 from cityunit.display.panel import Display
 from cityunit.loop import store
@@ -225,4 +225,4 @@ class SimBoard(Board):
     def _menu_in_real_time(self) -> None:
         """(The loop's thread, after each step, so its next sleep is at the new rate.)"""
         assert self.hands is not None
-        self.hands.handled("menu", isinstance(self.unit.mode, Menu))
+        self.hands.handled("menu", isinstance(self.unit.mode, Settings))

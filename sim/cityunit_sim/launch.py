@@ -50,7 +50,6 @@ def sim(args: argparse.Namespace) -> int:
     ignored, they look like a bug (a --record that writes nothing)."""
 
     from cityunit.loop.clock import MonotonicClock, VirtualClock
-    from cityunit_sim import has_display
     from cityunit_sim.clock import HandClock
 
     mode = _sim_mode(args)
@@ -60,6 +59,28 @@ def sim(args: argparse.Namespace) -> int:
             return 2
         mode = instead
     virtual = args.clock == "virtual" or args.demo
+    shown = mode != "headless"
+    refused = _refusal(args, mode, virtual)
+    if refused is not None:
+        print(f"cityunit sim: {refused}", file=sys.stderr)
+        return 2
+    speed = 1.0 if args.speed is None else args.speed
+    # Hands keep real time in the window and the terminal; the protocol's is the unit's.
+    clock: Clock = (
+        VirtualClock() if virtual else HandClock(speed) if shown else MonotonicClock(speed)
+    )
+    # SIGHUP too: a terminal closing (an SSH session ending) stops it cleanly, game kept.
+    with serving(clock, args.early, also=(signal.SIGHUP,)) as inbox:
+        config = read_config(args.config, system_default=False)
+        if config is None:
+            return 2
+        return _simulate(args, config, clock, inbox, mode)
+
+
+def _refusal(args: argparse.Namespace, mode: str, virtual: bool) -> str | None:
+    """Why these options cannot run in `mode`, if they cannot: the first reason."""
+    from cityunit_sim import has_display
+
     shown = mode != "headless"
     folder = None if args.record is None else args.record.resolve().parent
     refusals = (
@@ -80,21 +101,7 @@ def sim(args: argparse.Namespace) -> int:
         (mode == "terminal" and not (sys.stdin.isatty() and sys.stdout.isatty()),
          "--terminal needs a terminal to draw in; piped, --headless speaks the protocol"),
     )  # fmt: skip
-    for refused, why in refusals:
-        if refused:
-            print(f"cityunit sim: {why}", file=sys.stderr)
-            return 2
-    speed = 1.0 if args.speed is None else args.speed
-    # Hands keep real time in the window and the terminal; the protocol's is the unit's.
-    clock: Clock = (
-        VirtualClock() if virtual else HandClock(speed) if shown else MonotonicClock(speed)
-    )
-    # SIGHUP too: a terminal closing (an SSH session ending) stops it cleanly, game kept.
-    with serving(clock, args.early, also=(signal.SIGHUP,)) as inbox:
-        config = read_config(args.config, system_default=False)
-        if config is None:
-            return 2
-        return _simulate(args, config, clock, inbox, mode)
+    return next((why for refused, why in refusals if refused), None)
 
 
 def _simulate(

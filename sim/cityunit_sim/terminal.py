@@ -126,7 +126,11 @@ class Terminal:
         print); a terminal narrower than the picture is told so, first."""
         board, snapshot = self.board, self.board.runtime.snapshot  # posted by the loop thread
         led = float(board.pin("led").state or 0.0)
-        hz = board.pin("buzzer").frequency if board.config.hardware.buzzer == "passive" else None
+        hz = (
+            board.pin("buzzer").frequency
+            if board.config.hardware.buzzer_kind == "passive"
+            else None
+        )
         power = "ON" if board.pin("power").state == 0 else "OFF"
         now_ms = board.clock.now_ms()
         now, elapsed = now_ms // 1000, snapshot.clock.elapsed(now_ms) // 1000

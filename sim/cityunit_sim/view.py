@@ -254,7 +254,7 @@ class UnitView:
         clock = f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
         hz = (
             self.board.pin("buzzer").frequency
-            if self.board.config.hardware.buzzer == "passive"
+            if self.board.config.hardware.buzzer_kind == "passive"
             else None
         )
         speed = f"  ×{self.speed:g}" if self.speed != 1 else ""

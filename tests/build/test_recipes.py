@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import typing
 from pathlib import Path
 
 import pytest
@@ -18,12 +19,12 @@ from fakes import ARGS, INTERFACES, WHOLE
 from goldens import SCREENS
 
 ROOT = Path(__file__).resolve().parents[2]
-ENTRANCES = sorted(n for n in vars(modes.Context) if n.startswith("to_"))
+ENTRANCES = sorted(typing.get_args(modes.ModeName))
 
 
 def entered(entrance: str) -> Table:
     table = Table()
-    getattr(table.unit, entrance)()
+    table.unit.to(entrance)
     return table
 
 
@@ -32,9 +33,10 @@ def entered(entrance: str) -> Table:
 
 def test_step_1_and_4_every_mode_is_in_all_and_entered_through_the_context() -> None:
     reached = {type(entered(e).unit.mode) for e in ENTRANCES}
-    assert reached == set(modes.ALL), "a mode needs a to_... in modes.Context and Unit"
+    assert reached == set(modes.ALL), "a mode needs its name (STATE's) in modes.ModeName"
     names = [m.name for m in modes.ALL]
     assert len(set(names)) == len(names), "each mode's name (STATE's) is its own"
+    assert set(modes.BY_NAME) == set(ENTRANCES)
 
 
 def test_step_2_and_3_every_screen_a_mode_shows_is_painted_in_each_language_and_golden() -> None:

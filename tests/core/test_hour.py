@@ -83,7 +83,7 @@ def test_an_auction_running_at_the_end_finishes_first() -> None:
 
 
 def test_a_two_hour_game_signals_each_hour_and_ends_after_the_second() -> None:
-    table = Table(Rules(game_hours=2))
+    table = Table(Rules(length_hours=2))
     first = table.until("hour.end")
     assert first.t_ms == HOUR_MS and table.state()["mode"] == "idle"
     assert table.events("hour.warning") == [], "no end-of-game warnings before the last hour"
@@ -95,7 +95,7 @@ def test_a_two_hour_game_signals_each_hour_and_ends_after_the_second() -> None:
 
 
 def test_an_untimed_game_signals_hours_but_never_ends() -> None:
-    table = Table(Rules(game_hours=0))
+    table = Table(Rules(length_hours=0))
     table.wait(3 * HOUR_MS + 1)
     assert [e.t_ms for e in table.events("hour.end")] == [HOUR_MS, 2 * HOUR_MS, 3 * HOUR_MS]
     assert table.events("hour.warning") == [] and table.state()["mode"] == "idle"

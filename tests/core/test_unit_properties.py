@@ -44,7 +44,7 @@ def _owners(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 class UnitMachine(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
-        self.unit = Unit(Rules(game_hours=1, permit_show_s=5), random.Random(0))
+        self.unit = Unit(Rules(length_hours=1, permit_show_s=5), random.Random(0))
         self.t = 0
         self.last_t = 0
         self.revision = -1

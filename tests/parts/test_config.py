@@ -51,10 +51,10 @@ def test_valid_values_are_taken() -> None:
         ),
         "x.toml",
     )
-    assert c.rules.language == "fr" and c.rules.game_hours == 2
+    assert c.rules.language == "fr" and c.rules.length_hours == 2
     assert c.rules.auction_mode == "fixed" and c.rules.auction_fixed_s == 30
     assert c.rules.odds == {Permit.ONE: 1, Permit.STATION: 0, Permit.TWO: 5}
-    assert c.hardware.display == "sh1106" and c.hardware.i2c_address == 0x3D
+    assert c.hardware.driver == "sh1106" and c.hardware.i2c_address == 0x3D
     assert c.pins.auction == 5 and c.system.shutdown_command == ["systemctl", "poweroff"]
 
 
@@ -447,7 +447,7 @@ def test_check_accepts_an_ssd1309_on_spi(tmp_path: Path) -> None:
     result = run("run", "--config", str(path), "--check")
     assert result.returncode == 0 and result.stdout.endswith(": OK\n"), result.stderr
     parts = load(path).hardware
-    assert (parts.display, parts.interface, parts.spi_device) == ("ssd1309", "spi", 1)
+    assert (parts.driver, parts.interface, parts.spi_device) == ("ssd1309", "spi", 1)
     assert (parts.spi_speed_hz, parts.dc_pin, parts.reset_pin) == (4_000_000, 23, 5)
 
 
@@ -508,3 +508,15 @@ def test_run_off_keeps_the_files_output_pins_where_a_default_would_collide(
     path.write_text("[pins]\nled = 2\nbuzzer = 13\n")  # the LED on the display's SDA
     salvaged, _ = config.salvage(path)
     assert (salvaged.pins.led, salvaged.pins.buzzer) == (13, 18), "defaults, never a clash"
+
+
+def test_each_setting_is_named_in_the_code_as_in_the_file() -> None:
+    """A field is its key's last word, or its section's and key's together: a reader
+    looking for `display.driver` finds `driver` (was `display`), `pwm.hardware` finds
+    `pwm_hardware` (was `hardware_pwm`)."""
+    misnamed = []
+    for path, (_, field, _) in config._fields().items():
+        section, _, key = path.partition(".")
+        if field.name not in (key, f"{section}_{key}"):
+            misnamed.append(f"{path}: {field.name}")
+    assert misnamed == []

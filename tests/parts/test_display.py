@@ -16,7 +16,7 @@ EN = "en"
 
 def display_on(bus: FlakyBus, driver: str = "ssd1306") -> tuple[Display, list[str]]:
     faults: list[str] = []
-    return Display(LumaPanel(Hardware(display=driver), bus=bus), faults.append), faults
+    return Display(LumaPanel(Hardware(driver=driver), bus=bus), faults.append), faults
 
 
 @pytest.mark.parametrize("driver", ["ssd1306", "sh1106"])

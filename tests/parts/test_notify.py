@@ -74,7 +74,7 @@ def test_cityunit_run_says_ready_then_feeds_the_watchdog_then_stopping(
 def test_a_blocked_loop_stops_feeding_the_watchdog(listener: socket.socket) -> None:
     notifier = Notifier({"NOTIFY_SOCKET": listener.getsockname(), "WATCHDOG_USEC": "40000"})
     assert notifier.watchdog_ms == 20
-    config = Config(hardware=Hardware(display="none"))
+    config = Config(hardware=Hardware(driver="none"))
     with Board(
         config, MonotonicClock(), pin_factory=mock_factory(),
         heartbeat=(notifier.watchdog_ms, notifier.watchdog),

@@ -242,7 +242,7 @@ def test_real_games_end_each_frame_on_the_glass_for_far_fewer_bytes(
 ) -> None:
     """Screens as a game shows them (taps, long presses, the menu, auctions, permits), the
     panel sometimes restarted: every frame on the glass, for a fraction of whole frames."""
-    unit = Unit(Rules(game_hours=1), random.Random(seed))
+    unit = Unit(Rules(length_hours=1), random.Random(seed))
     unit.switch(True, 0)
     glass, t, last, sent, frames = Glass(kind, interface=interface), 0, None, 0, 0
     for button, hold, wait, restart in [*presses, (Button.AUCTION, 60, 60_000, False)]:

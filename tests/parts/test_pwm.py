@@ -55,7 +55,7 @@ def test_tones_and_levels_go_to_the_hardware_channels(tmp_path: Path, kernel: Ke
     chip = kernel.chip()
     factory = mock_factory()
     with parts(tmp_path, factory=factory) as unit:
-        assert unit.hardware_pwm == ["buzzer", "led"]
+        assert unit.pwm_hardware == ["buzzer", "led"]
         unit.sound(2093, "high")
         assert kernel.state(chip / "pwm0") == (*tone(2093, 0.5), 1)  # GPIO18: PWM0
         unit.sound(3136, "low")
@@ -145,7 +145,7 @@ def test_no_write_is_refused_from_any_state(
 def test_without_the_overlay_the_parts_use_gpiozeros_pwm(tmp_path: Path) -> None:
     factory = mock_factory()
     with parts(tmp_path, factory=factory) as unit:
-        assert unit.hardware_pwm == [] and unit.pwm["buzzer"] == "the PWM overlay is off"
+        assert unit.pwm_hardware == [] and unit.pwm["buzzer"] == "the PWM overlay is off"
         unit.sound(2093)
         assert factory.pin(18).frequency == pytest.approx(2093)
 
@@ -160,7 +160,7 @@ def test_files_udev_never_hands_over_fall_back_with_a_warning(
     factory = mock_factory()
     with caplog.at_level(logging.WARNING), parts(tmp_path, factory=factory) as unit:
         unit.light(1.0)
-        assert unit.hardware_pwm == [] and factory.pin(13).state == 1.0
+        assert unit.pwm_hardware == [] and factory.pin(13).state == 1.0
     assert "Permission denied" in caplog.text and "software PWM" in caplog.text
     assert kernel.exported == set(), "what was asked for is given back"
 
@@ -187,7 +187,7 @@ def test_a_channel_that_fails_mid_run_hands_its_part_to_software(
         kernel.fail(chip / "pwm0" / "period")  # the chip is gone, say
         unit.sound(3136)  # a new period: refused
         assert factory.pin(18).frequency == pytest.approx(3136), "the tone is played, in software"
-        assert unit.hardware_pwm == ["led"] and "failed" in str(unit.pwm["buzzer"])
+        assert unit.pwm_hardware == ["led"] and "failed" in str(unit.pwm["buzzer"])
         assert faults == [("buzzer", faults[0][1])] and "software PWM" in faults[0][1]
         assert f"-> '{chip / 'pwm0' / 'period'}'" in faults[0][1], "the file is named"
         unit.light(1.0)
@@ -227,8 +227,8 @@ def test_a_board_whose_channel_fails_keeps_playing_then_closes_cleanly(
 
 def test_the_hardware_can_be_turned_off_in_the_config(tmp_path: Path, kernel: KernelPWM) -> None:
     kernel.chip()
-    with parts(tmp_path, Config(hardware=Hardware(hardware_pwm=False))) as unit:
-        assert unit.hardware_pwm == []
+    with parts(tmp_path, Config(hardware=Hardware(pwm_hardware=False))) as unit:
+        assert unit.pwm_hardware == []
 
 
 def test_a_pi_5_uses_its_header_block_not_its_fan_controller(
@@ -249,7 +249,7 @@ def test_pins_the_overlay_does_not_route_stay_on_software(
     tree.mkdir(parents=True)
     (tree / "brcm,pins").write_bytes((12).to_bytes(4, "big") + (13).to_bytes(4, "big"))
     with parts(tmp_path, device_tree=tmp_path / "dt") as unit:  # the buzzer is on 18
-        assert unit.hardware_pwm == ["led"]
+        assert unit.pwm_hardware == ["led"]
         assert "gives GPIO12, GPIO13 to the PWM block, not GPIO18" in str(unit.pwm["buzzer"])
 
 
@@ -257,7 +257,7 @@ def test_two_parts_never_share_a_channel(tmp_path: Path, kernel: KernelPWM) -> N
     kernel.chip()
     config = Config(pins=Pins(buzzer=18, led=12))  # both on channel 0
     with parts(tmp_path, config) as unit:
-        assert unit.hardware_pwm == ["buzzer"], "the tones first"
+        assert unit.pwm_hardware == ["buzzer"], "the tones first"
         assert "another part's" in str(unit.pwm["led"])
 
 

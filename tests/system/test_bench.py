@@ -86,7 +86,7 @@ def test_the_device_report_says_what_it_cannot_measure(monkeypatch) -> None:
         raise BadPinFactory("Unable to load any default pin factory!")
 
     monkeypatch.setattr(device, "loose_parts", no_pins)
-    text = device.report(Config(hardware=Hardware(display="none")), bus=object())
+    text = device.report(Config(hardware=Hardware(driver="none")), bus=object())
     assert "display: none configured" in text and "pins: cannot open (BadPinFactory" in text
 
 
@@ -98,9 +98,9 @@ def test_slowed_holds_this_process_to_a_share_of_a_core_and_lets_go() -> None:
 
     import pytest
 
-    from cityunit.tools.bench.slow import PERIOD_US, Refused, slowed
+    from cityunit.tools.bench.slow import PERIOD_US, NoQuota, slowed
 
-    with pytest.raises(Refused, match="from 1 to 1000"), slowed(0.5):
+    with pytest.raises(NoQuota, match="from 1 to 1000"), slowed(0.5):
         pass
     before = Path("/proc/self/cgroup").read_text()
     try:
@@ -112,7 +112,7 @@ def test_slowed_holds_this_process_to_a_share_of_a_core_and_lets_go() -> None:
                 if (group / "cpu.max").exists()
                 else (group / "cpu.cfs_quota_us").read_text().strip()
             )
-    except Refused as e:
+    except NoQuota as e:
         assert os.geteuid() != 0 or "cgroup" in str(e), e
         pytest.skip(f"no CPU quota here: {e}")
     assert f"cityunit-slow-{os.getpid()}" in inside and int(quota) == PERIOD_US // 20
@@ -135,15 +135,15 @@ def test_slowed_past_20_lengthens_the_period_and_refuses_what_is_no_number() -> 
 
     import pytest
 
-    from cityunit.tools.bench.slow import Refused, slowed
+    from cityunit.tools.bench.slow import NoQuota, slowed
 
     for bad in (math.nan, math.inf, 0.0, 1_001.0):
-        with pytest.raises(Refused), slowed(bad):
+        with pytest.raises(NoQuota), slowed(bad):
             pass
     if os.geteuid() != 0:
         pytest.skip("a CPU quota needs root")
     try:
         with slowed(40) as how:
             assert "0.025 of one core (1000 us each 40000 us" in how, how
-    except Refused as e:
+    except NoQuota as e:
         pytest.skip(f"no CPU quota here: {e}")

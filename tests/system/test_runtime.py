@@ -101,7 +101,7 @@ def test_stop_leaves_the_led_off_the_buzzer_silent_and_the_screen_blank(make_rig
 
 
 def test_an_active_buzzer_and_a_plain_led_work_too(make_rig) -> None:
-    config = Config(hardware=Hardware(buzzer="active", led_pwm=False))
+    config = Config(hardware=Hardware(buzzer_kind="active", led_pwm=False))
     rig = make_rig(config, switch_on=True)
     assert rig.pin(BUZZER).state == 1, "the power-on tune"
     rig.at(5_000)

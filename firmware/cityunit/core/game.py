@@ -60,7 +60,7 @@ class Game:
         return self.hour > 0
 
     def last_hour(self) -> bool:
-        return 0 < self.rules.game_hours <= self.session_hours
+        return 0 < self.rules.length_hours <= self.session_hours
 
     def start_hour(self, now: int) -> None:
         self.hour += 1

@@ -43,7 +43,7 @@ class Rules:
     language: str = setting("game.language", "en", choices=LANGUAGES)
     show_clock: bool = setting("game.show_clock", True)
     volume: str = setting("sound.volume", "high", choices=VOLUMES)  # "off" still flashes
-    game_hours: int = setting("game.length_hours", 1, lo=0, hi=12)  # 0: untimed
+    length_hours: int = setting("game.length_hours", 1, lo=0, hi=12)  # 0: untimed
     warning_minutes: int = setting("game.warning_minutes", 5, lo=0, hi=30)
     auction_mode: str = setting("auction.mode", "random", choices=("random", "fixed"))
     auction_min_s: int = setting("auction.min_s", 13, lo=1, hi=600)

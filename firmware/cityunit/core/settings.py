@@ -83,9 +83,9 @@ def _hours(n: int) -> dict[str, str]:
 SETTINGS: tuple[Setting, ...] = (
     Setting(
         "game_length", _same("GAME LENGTH", "DURÉE"),
-        (*(Choice(f"{n}h", {"game_hours": n}, _hours(n)) for n in (1, 2, 3)),
-         Choice("untimed", {"game_hours": 0}, _same("untimed", "libre"))),
-        other="{game_hours}h",
+        (*(Choice(f"{n}h", {"length_hours": n}, _hours(n)) for n in (1, 2, 3)),
+         Choice("untimed", {"length_hours": 0}, _same("untimed", "libre"))),
+        other="{length_hours}h",
     ),
     Setting(
         "volume", _same("VOLUME"),

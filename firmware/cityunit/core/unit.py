@@ -18,6 +18,7 @@ modes (the hour, the pause, the permits drawn) in `cityunit.core.game`.
 from __future__ import annotations
 
 import random
+from functools import partial
 from typing import Any
 
 from cityunit.core import modes, settings, sounds
@@ -42,30 +43,40 @@ class Unit(modes.Context):
     def __init__(self, rules: Rules, rng: random.Random | None = None, now: int = 0) -> None:
         self.rng = rng or random.Random()
         self._power_on = (rules, self.rng.getstate())  # what `reset` goes back to
-        self.now = now
         self.revision = 0
+        self._effects = Effects()
+        self._start(rules, now)
+
+    def _start(self, rules: Rules, now: int) -> None:
+        """All that power-on makes anew (here, and in `reset`)."""
+        self.now = now
         self.present = now  # the loop's time as it handles the latest input (see `edge`)
         self.timers = Timers()
         self.power = False
-        self._effects = Effects()
         # Two timers of the unit's own: the next save while the game clock runs, and the
         # screen's next frame (it moves on by itself: an animation, a clock).
         self._save = self.timers.timer(self.worth_saving)
         self._frame = self.timers.timer()  # only wakes: `_changed` tells the observers
         self._until = now  # where the advance under way goes (now, between advances)
-        self.cues = Cues(self.emit, lambda: self.game.rules.volume == "off")
+        self.cues = Cues(self.emit, self._silent)
         self.game = Game(self, rules)
         self._gestures = Gestures(self.timers, rules.long_press_ms, self._gesture)
         self._contacts = {
-            name: Contact(rules.debounce_ms, self.timers, lambda: self.now, changed)
+            name: Contact(rules.debounce_ms, self.timers, self._now, changed)
             for name, changed in (
-                ("auction", lambda down: self._button(Button.AUCTION, down)),
-                ("build", lambda down: self._button(Button.BUILD, down)),
+                ("auction", partial(self._button, Button.AUCTION)),
+                ("build", partial(self._button, Button.BUILD)),
                 ("power", self._switch),
             )
         }
         self.mode: modes.Mode = modes.Off(self)
         self.notices = Notice(self.timers)
+
+    def _now(self) -> int:
+        return self.now
+
+    def _silent(self) -> bool:
+        return self.game.rules.volume == "off"
 
     # ----- time ----------------------------------------------------------------------
 
@@ -165,9 +176,8 @@ class Unit(modes.Context):
         config's rules, the random source as it started; time and the revision go on."""
         rules, state = self._power_on
         self.rng.setstate(state)
-        revision, effects = self.revision, self._effects
-        self.__init__(rules, self.rng, self.now)  # type: ignore[misc]
-        self.revision, self._effects = revision + 1, effects
+        self._start(rules, self.now)
+        self.revision += 1
         self.mode.enter()  # OFF from power-on: its power-off time runs
         self._next_frame()
 
@@ -198,7 +208,7 @@ class Unit(modes.Context):
         elif switch_on:
             self._switch(True)
         else:
-            self.enter(modes.Off(self))  # OFF from the start: its power-off time runs
+            self.to("off")  # OFF from the start: its power-off time runs
         self.worth_saving()
         self._changed()
 
@@ -261,7 +271,7 @@ class Unit(modes.Context):
     def new_hour(self) -> None:
         self.game.stop()
         self.game.start_hour(self.now)
-        self.enter(modes.Idle(self))
+        self.to("idle")
         self.emit(EventKind.HOUR_START, hour=self.game.hour)
         self.game.schedule()
 
@@ -271,26 +281,8 @@ class Unit(modes.Context):
         self.emit(EventKind.NEW_GAME)
         self.new_hour()
 
-    def to_hour_end(self) -> None:
-        self.enter(modes.HourEnd(self))
-
-    def to_idle(self, sold: bool | None = None) -> None:
-        self.enter(modes.Idle(self, sold=sold))
-
-    def to_auction(self) -> None:
-        self.enter(modes.Auction(self))
-
-    def to_permit(self) -> None:
-        self.enter(modes.PermitDraw(self))
-
-    def to_menu(self) -> None:
-        self.enter(modes.Menu(self))
-
-    def to_off(self, timed: bool = True) -> None:
-        self.enter(modes.Off(self, timed=timed))
-
-    def to_shutdown(self) -> None:
-        self.enter(modes.Shutdown(self))
+    def to(self, name: modes.ModeName, **options: Any) -> None:
+        self.enter(modes.BY_NAME[name](self, **options))
 
     def hour_over(self) -> None:
         self.mode.hour_over()
@@ -322,7 +314,7 @@ class Unit(modes.Context):
         else:
             self.mode.switched_off()
             self.game.stop()
-            self.enter(modes.Off(self, notice=True))
+            self.to("off", notice=True)
 
     def _resume(self, saved: dict[str, Any]) -> None:
         self.power = True
@@ -330,7 +322,7 @@ class Unit(modes.Context):
         game = self.game
         game.resume(saved, self.now)
         self.emit(EventKind.RESUME, hour=game.hour, hour_elapsed_ms=game.clock.banked)
-        self.enter(modes.Idle(self, resumed=True))
+        self.to("idle", resumed=True)
         self.cues.play(sounds.POWER_ON, self.now)
         if game.clock.banked >= HOUR_MS and game.last_hour():
             game.end()

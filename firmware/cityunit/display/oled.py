@@ -86,7 +86,7 @@ NORMAL, INVERTED = 0xA6, 0xA7  # the glass shows memory as it is, or every pixel
 DISPLAYON = 0xAF
 
 
-class Window(NamedTuple):
+class Block(NamedTuple):
     """A block of memory to write: pages p0..p1, columns c0..c1."""
 
     p0: int
@@ -111,7 +111,7 @@ class Windowed:
         """A window's bytes on the bus besides its data."""
         return 2 * self.transaction + self.SEEK
 
-    def cost(self, windows: list[Window]) -> int:
+    def cost(self, windows: list[Block]) -> int:
         """Bytes on the bus, every window's."""
         return sum(self.window_start + w.size for w in windows)
 
@@ -126,21 +126,21 @@ class SSD1306(Windowed, ssd1306):
         frame = pages(self.preprocess(image))
         self.send(frame, self.plan(frame, None))
 
-    def plan(self, new: Pages, old: Pages | None) -> list[Window]:
+    def plan(self, new: Pages, old: Pages | None) -> list[Block]:
         """The writes that take the memory from `old` (None: unknown) to `new`, in the
         fewest bytes over every way of cutting the pages into bands, each band written as
         boxes around its changed columns. One band over every change is the single box;
         bands of one page are runs per page; two bands side by side catch changes far
         apart (a dot moving, the two edges of the screen)."""
         if old is None:
-            return [Window(0, len(new) - 1, 0, len(new[0]) - 1)]
+            return [Block(0, len(new) - 1, 0, len(new[0]) - 1)]
         changed, width, start = differences(new, old), len(new[0]), self.window_start
-        best: list[tuple[int, list[Window]]] = [(0, [])]  # the best plan for pages < p
+        best: list[tuple[int, list[Block]]] = [(0, [])]  # the best plan for pages < p
         for last, bits in enumerate(changed):
             if not bits:
                 best.append(best[last])
                 continue
-            chosen: tuple[int, list[Window]] | None = None
+            chosen: tuple[int, list[Block]] | None = None
             union = 0
             for first in range(last, -1, -1):  # bands that start and end on a change
                 union |= changed[first]
@@ -150,7 +150,7 @@ class SSD1306(Windowed, ssd1306):
                 floor = best[first][0] + start + height * (width - columns.count(0))
                 if chosen is not None and floor >= chosen[0]:
                     continue  # even one box over the changed bytes alone costs more
-                boxes = [Window(first, last, *span) for span in spans(columns, start, height)]
+                boxes = [Block(first, last, *span) for span in spans(columns, start, height)]
                 cost = best[first][0] + self.cost(boxes)
                 if chosen is None or cost < chosen[0]:  # the first of equals
                     chosen = (cost, best[first][1] + boxes)
@@ -158,7 +158,7 @@ class SSD1306(Windowed, ssd1306):
             best.append(chosen)
         return best[-1][1]
 
-    def send(self, new: Pages, windows: list[Window]) -> None:
+    def send(self, new: Pages, windows: list[Block]) -> None:
         start = self._colstart
         for p0, p1, c0, c1 in windows:
             self.command(
@@ -182,13 +182,13 @@ class SH1106(Windowed, sh1106):
         frame = pages(self.preprocess(image))
         self.send(frame, self.plan(frame, None))
 
-    def plan(self, new: Pages, old: Pages | None) -> list[Window]:
+    def plan(self, new: Pages, old: Pages | None) -> list[Block]:
         if old is None:
-            return [Window(page, page, 0, len(new[0]) - 1) for page in range(len(new))]
+            return [Block(page, page, 0, len(new[0]) - 1) for page in range(len(new))]
         changed = runs(new, old, self.window_start)
-        return [Window(page, page, first, last) for page, first, last in changed]
+        return [Block(page, page, first, last) for page, first, last in changed]
 
-    def send(self, new: Pages, windows: list[Window]) -> None:
+    def send(self, new: Pages, windows: list[Block]) -> None:
         for page, _, first, last in windows:
             column = self._page_address_offset + first
             self.command(0xB0 + page, column & 0x0F, 0x10 | column >> 4)
@@ -196,7 +196,7 @@ class SH1106(Windowed, sh1106):
 
 
 DRIVERS = {"ssd1306": SSD1306, "ssd1309": SSD1309, "sh1106": SH1106}
-Plan = tuple[int, Pages, bool, list[Window]]  # bytes on the bus, memory, inverted, writes
+Plan = tuple[int, Pages, bool, list[Block]]  # bytes on the bus, memory, inverted, writes
 Write = tuple[str, tuple[Any, ...]]  # ("command" or "data", its arguments)
 
 
@@ -275,7 +275,7 @@ class LumaPanel:
             recorded: list[Write] = []
             self._wire.recording = recorded
             try:
-                self._device = DRIVERS[self._hardware.display](
+                self._device = DRIVERS[self._hardware.driver](
                     self._wire, rotate=self._hardware.rotate
                 )
             finally:

@@ -70,11 +70,11 @@ def pwm_plan(
 ) -> pwm.Assignment:
     """Which outputs get the Pi's PWM hardware (the buzzer's tones first), and why not."""
     wanting = {}
-    if config.hardware.buzzer == "passive":
+    if config.hardware.buzzer_kind == "passive":
         wanting["buzzer"] = config.pins.buzzer
     if config.hardware.led_pwm:
         wanting["led"] = config.pins.led
-    if root is None or not config.hardware.hardware_pwm:
+    if root is None or not config.hardware.pwm_hardware:
         return dict.fromkeys(wanting, "software PWM chosen (pwm.hardware = false)")
     return pwm.assign(wanting, root, device_tree)
 
@@ -108,7 +108,7 @@ class Parts:
         }
         self._level: float | None = None  # what the LED and the buzzer were last told
         self._sound: tuple[int | None, float] | None = None
-        self.hardware_pwm: list[str] = []  # the parts on the PWM hardware
+        self.pwm_hardware: list[str] = []  # the parts on the PWM hardware
         # Silent until the outputs are built: a board failing half-built still closes.
         self._set_led: Light = lambda level: None
         self._set_sound: Sound = lambda hz, duty: None
@@ -151,7 +151,7 @@ class Parts:
             log.warning("%s: hardware PWM unavailable (%s): software PWM", part, e)
             self.pwm[part] = f"cannot open its channel: {e}"
             return None
-        self.hardware_pwm.append(part)
+        self.pwm_hardware.append(part)
         self._channels[part] = channel
         return self._own(channel)
 
@@ -169,7 +169,7 @@ class Parts:
         return lambda level: setattr(dimmed, "value", level)
 
     def _buzzer(self, config: Config, factory: Factory | None) -> Sound:
-        if config.hardware.buzzer == "active":
+        if config.hardware.buzzer_kind == "active":
             active = self._own(Buzzer(config.pins.buzzer, pin_factory=factory))
             return lambda hz, duty: setattr(active, "value", hz is not None and duty > 0)
         channel = self._hardware("buzzer")
@@ -192,7 +192,7 @@ class Parts:
         log.warning("%s: hardware PWM failed (%s): software PWM from now on", part, error)
         channel.close()
         self._devices.remove(channel)
-        self.hardware_pwm.remove(part)
+        self.pwm_hardware.remove(part)
         self.pwm[part] = f"its channel failed: {error}"
         self._on_fault(part, f"hardware PWM failed ({error}): software PWM")
         return self._software[part]()

@@ -151,7 +151,7 @@ def _serve(
         board.reread_on_reload(args.config, _keeper(args.or_last_good))
         if refused is not None:
             board.runtime.call(lambda: board.unit.notice(refused, clock.now_ms()))
-        pwm = ", ".join(board.parts.hardware_pwm) or "none (software PWM for the buzzer and LED)"
+        pwm = ", ".join(board.parts.pwm_hardware) or "none (software PWM for the buzzer and LED)"
         log.info(
             "cityunit %s running with %s; pins through %s; PWM hardware for: %s",
             __version__, config.source, board.parts.factory_name, pwm,

@@ -127,7 +127,7 @@ class Doctor:
         if config is not None:
             self.check_gpio(config, service_active)
             self.check_pwm(config, service_active)
-            display = config.hardware.display != "none" and (self.step or 2) >= 2  # step 2 on
+            display = config.hardware.driver != "none" and (self.step or 2) >= 2  # step 2 on
             if display and config.hardware.interface == "spi":
                 self.check_spi(config)
             elif display and self.check_i2c(config):
@@ -225,7 +225,7 @@ class Doctor:
             else:
                 hardware.append(name)
         if software:
-            level = WARN if config.hardware.hardware_pwm else OK  # software as chosen: fine
+            level = WARN if config.hardware.pwm_hardware else OK  # software as chosen: fine
             fix = "".join(f"; {f}" for f in dict.fromkeys(fixes) if f) * (level == WARN)
             self.say(level, "PWM", "software for " + "; ".join(software) + fix)
         if held:
@@ -271,7 +271,7 @@ class Doctor:
             return False
         try:
             if _answers(bus, address):
-                self.say(OK, "display", f"{config.hardware.display} answers at 0x{address:02X}")
+                self.say(OK, "display", f"{config.hardware.driver} answers at 0x{address:02X}")
                 return True
             found = [a for a in range(0x03, 0x78) if _answers(bus, a)]
         finally:
@@ -346,7 +346,7 @@ class Doctor:
             self.say(OK, "SPI", f"{device} is accessible")
             self.say(
                 WARN, "display",
-                f"{p.display} on SPI cannot be read back; look at the screen:"
+                f"{p.driver} on SPI cannot be read back; look at the screen:"
                 " `cityunit doctor --interactive` shows a test pattern",
             )  # fmt: skip
 

@@ -155,7 +155,7 @@ class WiringTest:
 
     def oled(self) -> None:
         if self.display is None:  # none in the config, or it would not start (said above)
-            if self.config.hardware.display != "none":
+            if self.config.hardware.driver != "none":
                 self.findings.append(Finding(FAIL, "OLED", "it did not start: see above"))
             return
         self.display.display(pattern())

@@ -58,9 +58,9 @@ class Auction(Mode):
         else:
             unit.cues.play(sounds.STOPPED if stopped else sounds.SOLD, now)
         if self._hour_ended:
-            unit.to_hour_end()
+            unit.to("hour_end")
         else:
-            unit.to_idle(sold=None if cancelled else stopped)
+            unit.to("idle", sold=None if cancelled else stopped)
 
     # ----- what it shows --------------------------------------------------------------
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from typing import ClassVar, Protocol
+from typing import Any, ClassVar, Literal, Protocol
 
 from cityunit.core import lights
 from cityunit.core.game import Game, Host
@@ -19,6 +19,9 @@ from cityunit.core.patterns import Pattern
 from cityunit.core.permit import Permit
 from cityunit.core.screens import Blank, Screen
 from cityunit.core.timers import Timer
+
+# Every mode, as STATE names it: the one way a mode names another (Context.to).
+ModeName = Literal["off", "shutdown", "idle", "auction", "permit", "settings", "hour_end"]
 
 
 class Context(Host, Protocol):
@@ -31,26 +34,10 @@ class Context(Host, Protocol):
     game: Game
     rng: random.Random
 
-    def to_idle(self, sold: bool | None = None) -> None:
-        """The hour screen; `sold`: an auction just ended (True: stopped early)."""
-
-    def to_auction(self) -> None:
-        """An auction's countdown."""
-
-    def to_permit(self) -> None:
-        """A build permit's draw."""
-
-    def to_menu(self) -> None:
-        """The settings menu (STATE says settings)."""
-
-    def to_off(self, timed: bool = True) -> None:
-        """Switched OFF; `timed`: the Pi powers off after `power.off_after_minutes`."""
-
-    def to_shutdown(self) -> None:
-        """The safe-shutdown gesture's confirmation, then the Pi halts."""
-
-    def to_hour_end(self) -> None:
-        """The game over: the last hour is up (STATE says hour_end)."""
+    def to(self, name: ModeName, **options: Any) -> None:
+        """Hand over to the mode STATE calls `name`, built by the unit with `options`
+        (idle's `sold`: an auction just ended, True if stopped early; off's `timed`: the
+        Pi powers off after `power.off_after_minutes`)."""
 
     def new_hour(self) -> None:
         """The next hour of play starts (its chime, the hour screen)."""
@@ -148,7 +135,7 @@ class Mode:
 
     def hour_over(self) -> None:
         """The game's last hour is up."""
-        self.unit.to_hour_end()
+        self.unit.to("hour_end")
 
     def rules_changed(self) -> None:
         """The rules were changed from outside the menu (the config file reloaded)."""

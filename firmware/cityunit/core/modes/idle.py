@@ -61,13 +61,13 @@ class Idle(Mode):
 
     def tap(self, button: Button) -> None:
         if button is Button.AUCTION:
-            self.unit.to_auction()
+            self.unit.to("auction")
         else:
-            self.unit.to_permit()
+            self.unit.to("permit")
 
     def long(self, button: Button) -> None:
         if button is Button.BUILD:
-            self.unit.to_menu()
+            self.unit.to("settings")
 
     def chord(self) -> None:
         super().chord()

@@ -54,7 +54,7 @@ class Off(Mode):
         self._notice = False
 
     def _time_is_up(self) -> None:
-        self.unit.to_shutdown()
+        self.unit.to("shutdown")
 
     def screen(self, now: int) -> Screen:
         if self._notice:
@@ -68,7 +68,7 @@ class Off(Mode):
         pass
 
     def chord_hold(self) -> None:
-        self.unit.to_shutdown()
+        self.unit.to("shutdown")
 
 
 class Shutdown(Off):
@@ -88,7 +88,7 @@ class Shutdown(Off):
         self._done.set(now + SHUTDOWN_MS)
 
     def _confirmed(self) -> None:
-        self.unit.to_off(timed=False)
+        self.unit.to("off", timed=False)
         self.unit.request_shutdown()
 
     def screen(self, now: int) -> Screen:

@@ -24,7 +24,7 @@ class PermitDraw(Mode):
     def __init__(self, unit: Context) -> None:
         super().__init__(unit)
         self._reveal = self.timer(self._revealed)
-        self._expire = self.timer(lambda: self.unit.to_idle())
+        self._expire = self.timer(lambda: self.unit.to("idle"))
         self._drawn: Permit | None = None  # decided at the press, shown after the animation
         self._shown: Permit | None = None
         self._since = 0
@@ -79,10 +79,10 @@ class PermitDraw(Mode):
 
     def tap(self, button: Button) -> None:
         if button is Button.AUCTION:
-            self.unit.to_auction()
+            self.unit.to("auction")
         elif self._shown is not None:  # a new turn; never during the animation
-            self.unit.to_permit()
+            self.unit.to("permit")
 
     def long(self, button: Button) -> None:
         if button is Button.BUILD and self._shown is not None:
-            self.unit.to_idle()  # put away
+            self.unit.to("idle")  # put away

@@ -65,12 +65,12 @@ def main(as_json: bool, quick: bool, slow: float | None = None) -> int:
     if slow is None:
         figures = run(quick)
     else:
-        from cityunit.tools.bench.slow import Refused, slowed
+        from cityunit.tools.bench.slow import NoQuota, slowed
 
         try:
             with slowed(slow) as how:
                 figures = run(quick)
-        except Refused as e:
+        except NoQuota as e:
             print(f"cityunit bench --slow: {e}; nothing was measured", file=sys.stderr)
             return 2
         figures["machine"] += f", {how}"

@@ -86,7 +86,7 @@ def frames(config: Config, bus: Any = None, gpio: Any = None) -> list[str]:
         panel.close()
         return [f"  display: not answering ({e}): no frame figures"]
     where, wire_ms = _wire(config)
-    out = [f"  display: {config.hardware.display} {where}"]
+    out = [f"  display: {config.hardware.driver} {where}"]
     try:
         for kind, screens in KINDS.items():
             sent, sizes = [], []
@@ -114,7 +114,7 @@ def pins(config: Config) -> list[str]:
         hint = "is the service stopped?" if isinstance(e, GPIOPinInUse) else "on a Pi?"
         return [f"  pins: cannot open ({type(e).__name__}: {e}; {hint}): no pin figures"]
     with opened as parts:
-        driver = ", ".join(parts.hardware_pwm) or "none"
+        driver = ", ".join(parts.pwm_hardware) or "none"
 
         def blink() -> None:
             parts.light(1.0)

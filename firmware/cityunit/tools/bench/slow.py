@@ -4,7 +4,7 @@ Pi Zero 2 W's (about 20x slower for this code: docs/performance.md).
 The honest means the kernel offers: CFS bandwidth control. The bench's process, and the
 simulators it starts, are held to 1/N of one core in a control group of their own (cgroup
 v2's `cpu.max`, or v1's `cpu.cfs_quota_us`), which needs root and a cpu controller; where
-there is none, `Refused` says why and nothing is measured.
+there is none, `NoQuota` says why and nothing is measured.
 
 What it cannot show: a quota hands CPU out in bursts, 1/N of each period (PERIOD_US,
 longer past N = 20) and then nothing until the next one, so work shorter than a burst
@@ -24,7 +24,7 @@ PERIOD_US = 20_000  # the quota's period: 1 ms of CPU each 20 ms at N = 20
 MOUNTS = Path("/proc/self/mounts")
 
 
-class Refused(Exception):
+class NoQuota(Exception):
     """Why this machine cannot hold the bench to a share of a core."""
 
 
@@ -39,7 +39,7 @@ def _cpu_hierarchy(mounts: Path = MOUNTS) -> tuple[Path, int]:
             v2 = Path(where)
     if v2 is not None and "cpu" in (v2 / "cgroup.controllers").read_text().split():
         return v2, 2
-    raise Refused("no cgroup cpu controller is mounted (CFS bandwidth control)")
+    raise NoQuota("no cgroup cpu controller is mounted (CFS bandwidth control)")
 
 
 def _own_group(version: int) -> str:
@@ -48,25 +48,25 @@ def _own_group(version: int) -> str:
         number, controllers, path = line.split(":", 2)
         if (version == 2 and number == "0") or (version == 1 and "cpu" in controllers.split(",")):
             return path.lstrip("/")
-    raise Refused("/proc/self/cgroup names no cpu group for this process")
+    raise NoQuota("/proc/self/cgroup names no cpu group for this process")
 
 
 @contextlib.contextmanager
 def slowed(n: float) -> Iterator[str]:
     """This process (and what it starts from now on) held to 1/n of one core until the
     block ends, in a control group made for it and removed after; yields what was done,
-    in words. Refused where it cannot be done."""
+    in words. NoQuota where it cannot be done."""
     if not 1 <= n <= 1_000:  # (not a NaN either)
-        raise Refused(f"--slow takes a number of times slower, from 1 to 1000, not {n}")
+        raise NoQuota(f"--slow takes a number of times slower, from 1 to 1000, not {n}")
     if os.geteuid() != 0:
-        raise Refused("a CPU quota needs root (sudo)")
+        raise NoQuota("a CPU quota needs root (sudo)")
     try:
         root, version = _cpu_hierarchy()
         home = root / _own_group(version)
         # v2: processes only in leaves, so a sibling (under the root: the root itself)
         parent = home if version == 1 or home == root else home.parent
         if version == 2 and "cpu" not in (parent / "cgroup.subtree_control").read_text().split():
-            raise Refused(f"cgroup v2: the cpu controller is not enabled below {parent}")
+            raise NoQuota(f"cgroup v2: the cpu controller is not enabled below {parent}")
         _clear_old(parent)
         group = parent / f"cityunit-slow-{os.getpid()}"
         # the kernel's least quota is 1 ms: past 20x, a longer period (up to 1 s)
@@ -74,7 +74,7 @@ def slowed(n: float) -> Iterator[str]:
         quota = round(period / n)
         group.mkdir()
     except OSError as e:
-        raise Refused(f"cannot make a control group: {e.strerror or e}") from None
+        raise NoQuota(f"cannot make a control group: {e.strerror or e}") from None
     try:
         if version == 2:
             (group / "cpu.max").write_text(f"{quota} {period}")
@@ -84,7 +84,7 @@ def slowed(n: float) -> Iterator[str]:
         (group / "cgroup.procs").write_text(str(os.getpid()))
     except OSError as e:
         _remove(group, home)
-        raise Refused(f"cannot set the quota in {group}: {e.strerror or e}") from None
+        raise NoQuota(f"cannot set the quota in {group}: {e.strerror or e}") from None
     try:
         yield (
             f"held to {quota / period:.3g} of one core ({quota} us each {period} us,"

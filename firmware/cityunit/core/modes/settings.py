@@ -26,7 +26,7 @@ def menu_page(index: int, rules: Rules, history: Iterable[Permit]) -> Screen:
     return MenuScreen(index, len(ITEMS), item, setting.title[lang], value)
 
 
-class Menu(Mode):
+class Settings(Mode):
     """The settings menu (STATE's "settings"): one item on show, the timer that closes it."""
 
     name = "settings"
@@ -41,7 +41,7 @@ class Menu(Mode):
         self._close.set(self.unit.now + IDLE_MS)
 
     def close(self) -> None:
-        self.unit.to_idle()
+        self.unit.to("idle")
         self.unit.cues.play(sounds.MENU_CLOSE, self.unit.now)
 
     def screen(self, now: int) -> Screen:
