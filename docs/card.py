@@ -7,7 +7,7 @@ for word but for the asides a player has no use for (a parenthesis naming a conf
 in `code`), and the README's sentence on how the settings menu works; the back is that
 menu: the settings section's opening paragraph and its table `| item | choices |`. Each
 is an SVG page of 186 mm by at most 250 mm: it prints on an A4 or Letter sheet at 100 %,
-in black only. tests/test_docs.py fails when either is not what this makes from the
+in black only. tests/build/test_docs.py fails when either is not what this makes from the
 README as it is, so they cannot drift apart.
 
 Lines are broken by measuring words with the DejaVu Sans Bold that the firmware ships,
@@ -45,7 +45,7 @@ NOT_AFFILIATED = (
 MENU = "In the settings menu: "  # then the README's sentence on how it works
 
 # Millimetres. The page fits A4 (210 x 297) and Letter (215.9 x 279.4) with a printer's
-# margins of up to 10 mm each side; tests/test_docs.py holds it to that.
+# margins of up to 10 mm each side; tests/build/test_docs.py holds it to that.
 WIDTH, MAX_HEIGHT = 186.0, 250.0
 MARGIN, PAD = 8.0, 1.2  # around the page's content; inside each table cell
 FIRST_COLUMN = 58.0  # "you do": the gesture; the rest is what the unit does

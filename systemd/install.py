@@ -147,7 +147,7 @@ def _firmware(name: str) -> ModuleType:
     """One of the firmware's standard-library-only modules, from this checkout: cityunit is
     not installed yet, and the installer must read files as the unit reads them."""
     path = SOURCE / "firmware" / "cityunit" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(f"cityunit_{name}", path)
+    spec = importlib.util.spec_from_file_location(f"cityunit_{path.stem}", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -259,7 +259,7 @@ class Installer:
         pins = {"buzzer": 18, "led": 13}
         configured = self.kept_table("pins")
         pins |= {k: v for k, v in configured.items() if k in pins and type(v) is int}
-        line = _firmware("pwm").overlay(pins["buzzer"], pins["led"])
+        line = _firmware("parts/pwm").overlay(pins["buzzer"], pins["led"])
         return [line] if line else []
 
     def user(self) -> None:

@@ -17,13 +17,13 @@ os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
 os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
 
 from cityunit.board import Board
-from cityunit.clock import VirtualClock
 from cityunit.config import Config
-from cityunit.events import Event
-from cityunit.gestures import Button
-from cityunit.oled import LumaPanel
-from cityunit.rules import Rules
-from cityunit.unit import Unit
+from cityunit.core.events import Event
+from cityunit.core.gestures import Button
+from cityunit.core.rules import Rules
+from cityunit.core.unit import Unit
+from cityunit.display.oled import LumaPanel
+from cityunit.loop.clock import VirtualClock
 from fakes import FlakyBus, mock_factory
 
 
@@ -54,6 +54,8 @@ def pytest_configure(config: pytest.Config) -> None:
         "vm: runs under QEMU (tests/vm, tests/image); deselect with -m 'not vm'",
         "image: boots the SD-card image under QEMU (tests/image); also marked vm",
         "trixie: runs on the virtual Pi's Debian trixie guest too, after its bookworm one",
+        "slow: minutes of a tool's work on a machine that never ran it (OpenSCAD, KiCad,"
+        " a wheel built and installed); the quick loop: -m 'not vm and not slow'",
     ):
         config.addinivalue_line("markers", line)
 

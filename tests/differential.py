@@ -11,7 +11,7 @@ times) is the unit's behaviour as the protocol shows it.
 
 `diff` exports REF's firmware/ and sim/ with `git archive` and prints the first line
 where a script's transcripts part. `record` writes REF's digest of each transcript to
-tests/golden/differential.json, which tests/test_differential.py holds this tree to, so
+tests/golden/differential.json, which tests/system/test_differential.py holds this tree to, so
 the suite needs no git history.
 """
 

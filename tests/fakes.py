@@ -20,10 +20,10 @@ from typing import NamedTuple
 import pytest
 from gpiozero.pins.mock import MockFactory
 
-from cityunit import pwm
-from cityunit.bench.rig import WireCounter
 from cityunit.config import Hardware
-from cityunit.parts import mock_pins
+from cityunit.parts import pwm
+from cityunit.parts.gpio import mock_pins
+from cityunit.tools.bench.rig import WireCounter
 from cityunit_sim.board import SwitchPin
 
 SSD1306_DISPLAYOFF = 0xAE
@@ -309,7 +309,7 @@ ARGS = {"ssd1306": SSD1306_ARGS, "ssd1309": SSD1309_ARGS, "sh1106": SH1106_ARGS}
 
 
 # What a whole frame costs on the Pi's bus through each model, by bus: a driver's diff
-# plan is measured against it (tests/test_oled.py).
+# plan is measured against it (tests/parts/test_oled.py).
 INTERFACES = ["i2c", "spi"]
 WHOLE = {("ssd1306", "i2c"): 1034, ("ssd1306", "spi"): 1030, ("sh1106", "i2c"): 8 * (2 + 3 + 2 + 128),
          ("sh1106", "spi"): 8 * (3 + 128)}  # fmt: skip
@@ -342,7 +342,7 @@ class Controller(FlakyBus):
         self.on = False  # the glass is lit (DISPLAYON): dark after reset
         self.offset = 0 if self.windowed else 2  # where the glass's column 0 is in RAM
         self.pins = MockFactory() if spi else None
-        self.hardware = Hardware(display=kind, interface="spi" if spi else "i2c")
+        self.hardware = Hardware(driver=kind, interface="spi" if spi else "i2c")
         self.opened: tuple[int, int] | None = None  # SPI: (port, device)
         self.max_speed_hz = 0
         self.mode = 2  # page addressing after reset

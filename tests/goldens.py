@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cityunit.permit import Permit
-from cityunit.screens import (
+from cityunit.core.permit import Permit
+from cityunit.core.screens import (
     AuctionScreen,
     Blank,
     HourEndScreen,
@@ -20,7 +20,7 @@ from cityunit.screens import (
     StillOnScreen,
     SwitchOffScreen,
 )
-from cityunit.settings import BY_NAME
+from cityunit.core.settings import BY_NAME
 
 GOLDEN = Path(__file__).with_name("golden")
 ONE, TWO, THREE, STATION = Permit

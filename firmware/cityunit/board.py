@@ -20,33 +20,42 @@ import threading
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Self
+from typing import TYPE_CHECKING, Any, Literal, Protocol, Self, TypeVar
 
 from gpiozero.pins import Factory
 
-from cityunit import store
-from cityunit.clock import Clock
 from cityunit.config import Config
-from cityunit.display import Display, Panel
-from cityunit.inbox import Inbox, Input
-from cityunit.link import Link
-from cityunit.parts import Parts
-from cityunit.runtime import Runtime
-from cityunit.server import Served
-from cityunit.unit import Unit
+from cityunit.console.links import Link
+from cityunit.console.protocol import Controls
+from cityunit.console.server import Served
+from cityunit.core.unit import Unit
+from cityunit.display.panel import Display, Panel
+from cityunit.loop import store
+from cityunit.loop.clock import Clock
+from cityunit.loop.inbox import Inbox, Input
+from cityunit.loop.runtime import Runtime
+from cityunit.parts.gpio import Parts
 
 if TYPE_CHECKING:
-    from cityunit.oled import LumaPanel
+    from cityunit.display.oled import LumaPanel
 
 log = logging.getLogger(__name__)
+
+
+class Closes(Protocol):
+    def close(self) -> None:
+        """Release what it holds; once is enough, more is harmless."""
+
+
+C = TypeVar("C", bound=Closes)
 
 
 def configured_panel(config: Config, bus: Any = None, pins: Any = None) -> LumaPanel | None:
     """The panel the config names, on the Pi's port (or on `bus`, and SPI's DC and RST on
     the pin factory `pins`, for the bench); None for no display."""
-    if config.hardware.display == "none":
+    if config.hardware.driver == "none":
         return None
-    from cityunit.oled import LumaPanel  # luma's drivers, only where a panel is wired
+    from cityunit.display.oled import LumaPanel  # luma's drivers, only where a panel is wired
 
     return LumaPanel(config.hardware, bus=bus, pins=pins)
 
@@ -186,14 +195,21 @@ class Board:
             self.unit.boot(self.parts.is_pressed("power"), saved, clock.now_ms())
             self._opened = opened.pop_all()
 
+    def attach(self, front_end: C) -> C:
+        """`front_end` (a console, a display the simulator adds, a page later) closes with
+        the board: after the game is saved and its last events are told, before the parts
+        it uses. Returned, for `x = board.attach(X(...))`."""
+        self._opened.callback(front_end.close)
+        return front_end
+
     def serve(
-        self, link: Link, simulator: bool = False, on_end: Callable[[], None] | None = None
+        self,
+        link: Link,
+        controls: Controls | None = None,
+        on_end: Callable[[], None] | None = None,
     ) -> Served:
-        """The console protocol on `link`, closed with the board (after the game is saved
-        and its last events are sent)."""
-        served = Served(self.runtime, link, simulator, on_end)
-        self._opened.callback(served.close)
-        return served
+        """The console protocol on `link`, with `controls`' commands too (a simulator's)."""
+        return self.attach(Served(self.runtime, link, controls, on_end))
 
     def serve_console(self) -> None:
         """The console on the configured serial port, if any; the unit plays without it
@@ -201,7 +217,7 @@ class Board:
         system = self.config.system
         if not system.console_port:
             return
-        from cityunit.link import open_serial, said_once
+        from cityunit.console.links import open_serial, said_once
 
         try:
             link = open_serial(system.console_port, system.console_baudrate)

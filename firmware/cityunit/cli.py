@@ -18,9 +18,9 @@ from cityunit import EARLY, __version__
 
 # Each command's program, imported only when it runs.
 PROGRAMS = {
-    "run": "cityunit.service:run", "sim": "cityunit_sim.launch:sim",
-    "bench": "cityunit.tools:bench", "doctor": "cityunit.tools:doctor",
-    "console": "cityunit.tools:console",
+    "run": "cityunit.service.run:run", "sim": "cityunit_sim.launch:sim",
+    "bench": "cityunit.tools.commands:bench", "doctor": "cityunit.tools.commands:doctor",
+    "console": "cityunit.tools.commands:console",
 }  # fmt: skip
 SERVING = ("run", "sim")  # the commands that take the early signals over (startup.serving)
 
@@ -30,7 +30,7 @@ CONFIG_HELP = "TOML file (default: /etc/cityunit/config.toml if present)"
 
 def within(kind: type[int] | type[float], lo: float, hi: float) -> Callable[[str], float]:
     """An option's number, refused with its range outside [lo, hi] (NaN too): every
-    number the command line takes has one (tests/test_sim_cli.py holds that)."""
+    number the command line takes has one (tests/system/test_sim_cli.py holds that)."""
 
     def number(text: str) -> float:
         try:

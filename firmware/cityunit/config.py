@@ -13,14 +13,15 @@ import dataclasses
 import re
 import reprlib
 import typing
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from cityunit import files, header
-from cityunit.permit import Permit
-from cityunit.rules import Rules, setting
-from cityunit.settings import BY_NAME
+from cityunit.core.permit import Permit
+from cityunit.core.rules import Rules, setting
+from cityunit.core.settings import BY_NAME
 
 SPI_SPEEDS = (500_000, 1_000_000, 2_000_000, 4_000_000, 8_000_000)  # luma's; SSD130x max 10 MHz
 I2C_SPEEDS = (100_000, 400_000, 1_000_000)  # the Pi's standard, fast and fast-mode plus
@@ -51,10 +52,10 @@ class Pins:
 class Hardware:
     """The parts a maker fitted: which buzzer, whether the LED dims, the display and its bus."""
 
-    buzzer: str = setting("buzzer.kind", "passive", choices=("passive", "active"))
+    buzzer_kind: str = setting("buzzer.kind", "passive", choices=("passive", "active"))
     led_pwm: bool = setting("led.pwm", True)
-    hardware_pwm: bool = setting("pwm.hardware", True)  # the Pi's PWM block, when it is on
-    display: str = setting(
+    pwm_hardware: bool = setting("pwm.hardware", True)  # the Pi's PWM block, when it is on
+    driver: str = setting(
         "display.driver", "ssd1306", choices=("ssd1306", "ssd1309", "sh1106", "none")
     )
     interface: str = setting("display.interface", "i2c", choices=("i2c", "spi"))
@@ -134,42 +135,53 @@ def _fields() -> dict[str, tuple[str, dataclasses.Field[Any], Any]]:
     return out
 
 
-def _check(value: Any, f: dataclasses.Field[Any], kind: Any) -> tuple[Any, str | None]:
+Checked = tuple[Any, str | None]  # the value as the field holds it, or why it cannot be
+
+
+def _check(value: Any, f: dataclasses.Field[Any], kind: Any) -> Checked:
     """The value converted to the field's type, or a reason it cannot be."""
-    meta = f.metadata
-    origin = typing.get_origin(kind)
-    if kind is bool:
-        if not isinstance(value, bool):
-            return None, f"must be true or false, not {_show(value)}"
-    elif kind is int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            return None, f"must be a whole number, not {_show(value)}"
-        lo, hi = meta.get("lo"), meta.get("hi")
-        if lo is not None and hi is not None and not lo <= value <= hi:
-            return None, f"must be between {lo} and {hi}, not {_show(value)}"
-        if meta.get("choices") and value not in meta["choices"]:
-            allowed = ", ".join(map(str, meta["choices"]))
-            return None, f"must be one of {allowed}, not {_show(value)}"
-    elif kind is str:
-        if not isinstance(value, str):
-            return None, f"must be a string, not {_show(value)}"
-        choices = meta.get("choices")
-        if choices and value.lower() not in choices:
-            return None, f"must be one of {', '.join(map(repr, choices))}, not {_show(value)}"
-        value = value.lower() if choices else value
-    elif origin is list:
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            return None, f"must be a list of strings, not {_show(value)}"
-    elif origin is dict:
-        return _check_odds(value)
+    value, why = _CHECKS[typing.get_origin(kind) or kind](value, f.metadata)
     # Paths and commands: a NUL is a ValueError in Popen and mkdir, not an OSError.
     texts = value if isinstance(value, list) else [value] if isinstance(value, str) else []
-    if not all(text.isprintable() for text in texts):
-        return None, f"must not hold control characters, not {_show(value)}"
+    if why is None and not all(text.isprintable() for text in texts):
+        why = f"must not hold control characters, not {_show(value)}"
+    return (None, why) if why else (value, None)
+
+
+def _check_bool(value: Any, meta: Mapping[str, Any]) -> Checked:
+    if not isinstance(value, bool):
+        return None, f"must be true or false, not {_show(value)}"
     return value, None
 
 
-def _check_odds(value: Any) -> tuple[Any, str | None]:
+def _check_int(value: Any, meta: Mapping[str, Any]) -> Checked:
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None, f"must be a whole number, not {_show(value)}"
+    lo, hi = meta.get("lo"), meta.get("hi")
+    if lo is not None and hi is not None and not lo <= value <= hi:
+        return None, f"must be between {lo} and {hi}, not {_show(value)}"
+    if meta.get("choices") and value not in meta["choices"]:
+        allowed = ", ".join(map(str, meta["choices"]))
+        return None, f"must be one of {allowed}, not {_show(value)}"
+    return value, None
+
+
+def _check_str(value: Any, meta: Mapping[str, Any]) -> Checked:
+    if not isinstance(value, str):
+        return None, f"must be a string, not {_show(value)}"
+    choices = meta.get("choices")
+    if choices and value.lower() not in choices:
+        return None, f"must be one of {', '.join(map(repr, choices))}, not {_show(value)}"
+    return (value.lower() if choices else value), None
+
+
+def _check_list(value: Any, meta: Mapping[str, Any]) -> Checked:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        return None, f"must be a list of strings, not {_show(value)}"
+    return value, None
+
+
+def _check_odds(value: Any, meta: Mapping[str, Any]) -> Checked:
     names = ", ".join(f'"{p.value}"' for p in Permit)
     if not isinstance(value, dict):
         return None, f"must be a table of weights for {names}"
@@ -187,6 +199,10 @@ def _check_odds(value: Any) -> tuple[Any, str | None]:
     if sum(odds.values()) <= 0:
         return None, "at least one permit needs a weight above 0"
     return odds, None
+
+
+_CHECKS = {bool: _check_bool, int: _check_int, str: _check_str,
+           list: _check_list, dict: _check_odds}  # fmt: skip
 
 
 def parse(data: dict[str, Any], source: str) -> Config:
@@ -262,7 +278,7 @@ def _cross_checks(config: Config) -> list[str]:
     hardware = config.hardware
     used = [(getattr(config.pins, f.name), f.metadata["path"]) for f in dataclasses.fields(Pins)]
     bus = _bus(hardware)
-    if hardware.display != "none" and hardware.interface == "spi":
+    if hardware.driver != "none" and hardware.interface == "spi":
         used += [(hardware.dc_pin, "display.dc_pin"), (hardware.reset_pin, "display.reset_pin")]
     seen: dict[int, str] = {}
     for pin, path in used:
@@ -281,7 +297,7 @@ def _cross_checks(config: Config) -> list[str]:
 
 def _bus(hardware: Hardware) -> dict[int, str]:
     """The display's bus pins (none without a display)."""
-    return {} if hardware.display == "none" else header.bus(hardware.interface, hardware.i2c_port)
+    return {} if hardware.driver == "none" else header.bus(hardware.interface, hardware.i2c_port)
 
 
 def _system_checks(s: System) -> list[str]:

@@ -2,7 +2,7 @@
 // Holds a Raspberry Pi Zero / Zero W / Zero 2 W (or a Pi 3 Model A+), a 0.96" or 1.3" I2C
 // OLED, two 16 mm push buttons, a 5 mm LED, a 12 mm buzzer and a mini toggle switch.
 // Print the base and the lid separately; hardware/enclosure/make.py writes their STLs.
-// The parts are modelled as the room they take (wires included): tests/test_case.py
+// The parts are modelled as the room they take (wires included): tests/build/test_case.py
 // renders them in place and fails on any overlap.
 
 part = "view";    // "base", "lid", "view" (case.png), "parts" (in place), or the tests'

@@ -71,7 +71,7 @@ def every_pair(pins: int) -> tuple[tuple[int, int], ...]:
 
 # The kit's cables, 15-20 cm, their far ends soldered to the parts (or on the display's
 # pins). The connectors are chosen so that no plug seats where its part would join two
-# rails, or a rail and a driven pin (tests/test_phat.py tries each everywhere it fits):
+# rails, or a rail and a driven pin (tests/build/test_phat.py tries each everywhere it fits):
 # a 2- or 3-pin JST-XH plug seats in a wider XH header too, so the displays have JST-PH
 # headers, where no XH plug seats, both 7 pins wide with GND and 3V3 first, so that
 # either display's plug seats in either at one place only, powered right.

@@ -14,19 +14,19 @@ from functools import partial
 from pathlib import Path
 
 from gpiozero.pins.mock import MockPWMPin
-from luma.core.device import dummy
 from PIL import Image
 
-from cityunit import store
 from cityunit.board import Board
-from cityunit.clock import Clock
 from cityunit.config import Config
-from cityunit.display import Display
-from cityunit.events import Event
-from cityunit.inbox import Inbox
-from cityunit.modes.menu import Menu
-from cityunit.parts import mock_pins
-from cityunit.render import HEIGHT, WIDTH
+from cityunit.console.controls import SimulatorControls
+from cityunit.core.events import Event
+from cityunit.core.modes.settings import Settings
+from cityunit.display.mirror import Mirror
+from cityunit.display.panel import Display
+from cityunit.loop import store
+from cityunit.loop.clock import Clock
+from cityunit.loop.inbox import Inbox
+from cityunit.parts.gpio import mock_pins
 from cityunit_sim.clock import HandClock
 
 
@@ -99,30 +99,6 @@ class Glass:
         """Nothing held."""
 
 
-class Mirror:
-    """The simulator's OLED panel: luma's dummy device, holding the last image sent."""
-
-    def __init__(self) -> None:
-        self.device = dummy(width=WIDTH, height=HEIGHT, mode="1")
-
-    @property
-    def image(self) -> Image.Image | None:
-        image: Image.Image | None = self.device.image
-        return image
-
-    def start(self) -> None:
-        """Always there."""
-
-    def display(self, image: Image.Image) -> None:
-        self.device.display(image)
-
-    def blank(self) -> None:
-        self.device.clear()
-
-    def close(self) -> None:
-        """Nothing held."""
-
-
 def _count(word: str) -> bool:
     return word.isascii() and word.isdigit() and int(word) <= 10**6
 
@@ -170,8 +146,7 @@ class SimBoard(Board):
             config, clock, pin_factory=self.factory, panel=self.glass if observed else None,
             seed=seed, saver=saver, inbox=inbox,
         )  # fmt: skip
-        self.runtime.inject_fault = self._inject
-        self.runtime.mend = self._mend
+        self.controls = SimulatorControls(self)  # SEED, EDGE, SCREEN, FAULT, RESET
         self.hands = clock if isinstance(clock, HandClock) else None
         if self.hands is not None:
             self.runtime.on_step(self._menu_in_real_time)
@@ -193,7 +168,7 @@ class SimBoard(Board):
         pin = self.pin(part)
         pin.drive_low() if down else pin.drive_high()  # buttons pull the pin low
 
-    def _inject(self, words: list[str]) -> None:
+    def inject(self, words: list[str]) -> None:
         """FAULT's words (loop thread): DISPLAY GONE|BACK, BUS <n> (its next n writes
         fail), SAVE FAIL|OK|<n> (every save, or the next n), POWER CUT. From the first
         display fault on, every frame is drawn at its time, also inside an ADVANCE, and
@@ -219,19 +194,19 @@ class SimBoard(Board):
                     "expected DISPLAY GONE|BACK, BUS <writes>, SAVE FAIL|OK|<saves> or POWER CUT"
                 )
         if bus.broken or bus.failing:  # each frame counts now, as a Pi's write does
-            self.runtime.every_frame = True
             if self.runtime.display is None:
-                self.display = self.runtime.display = Display(
-                    self.glass, partial(self.runtime.fault, "display"), self.clock.now_ms
+                self.display = self.runtime.display = self.attach(
+                    Display(self.glass, partial(self.runtime.fault, "display"), self.clock.now_ms)
                 )
-                self._opened.callback(self.display.close)
+            self.runtime.display.each_frame = True
 
-    def _mend(self) -> None:
+    def mend(self) -> None:
         """Every part FAULT broke works again (RESET: a test after another starts whole),
         and frames are drawn where commands end again."""
         self.glass.bus.mend()
         self.card.mend()
-        self.runtime.every_frame = False
+        if self.runtime.display is not None:
+            self.runtime.display.each_frame = False
 
     def power_cut(self) -> None:
         """The power lost and back (loop thread): all that was not saved is gone, and the
@@ -250,4 +225,4 @@ class SimBoard(Board):
     def _menu_in_real_time(self) -> None:
         """(The loop's thread, after each step, so its next sleep is at the new rate.)"""
         assert self.hands is not None
-        self.hands.handled("menu", isinstance(self.unit.mode, Menu))
+        self.hands.handled("menu", isinstance(self.unit.mode, Settings))

@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cityunit import __version__
-from cityunit.startup import read_config, serving, state_dir
+from cityunit.service.startup import read_config, serving, state_dir
 
 if TYPE_CHECKING:
-    from cityunit.clock import Clock
     from cityunit.config import Config
-    from cityunit.inbox import Inbox
+    from cityunit.loop.clock import Clock
+    from cityunit.loop.inbox import Inbox
     from cityunit_sim.board import SimBoard
 
 log = logging.getLogger("cityunit")
@@ -49,8 +49,7 @@ def sim(args: argparse.Namespace) -> int:
     """Options that do not apply to the mode are refused, each with its reason: silently
     ignored, they look like a bug (a --record that writes nothing)."""
 
-    from cityunit.clock import MonotonicClock, VirtualClock
-    from cityunit_sim import has_display
+    from cityunit.loop.clock import MonotonicClock, VirtualClock
     from cityunit_sim.clock import HandClock
 
     mode = _sim_mode(args)
@@ -60,6 +59,28 @@ def sim(args: argparse.Namespace) -> int:
             return 2
         mode = instead
     virtual = args.clock == "virtual" or args.demo
+    shown = mode != "headless"
+    refused = _refusal(args, mode, virtual)
+    if refused is not None:
+        print(f"cityunit sim: {refused}", file=sys.stderr)
+        return 2
+    speed = 1.0 if args.speed is None else args.speed
+    # Hands keep real time in the window and the terminal; the protocol's is the unit's.
+    clock: Clock = (
+        VirtualClock() if virtual else HandClock(speed) if shown else MonotonicClock(speed)
+    )
+    # SIGHUP too: a terminal closing (an SSH session ending) stops it cleanly, game kept.
+    with serving(clock, args.early, also=(signal.SIGHUP,)) as inbox:
+        config = read_config(args.config, system_default=False)
+        if config is None:
+            return 2
+        return _simulate(args, config, clock, inbox, mode)
+
+
+def _refusal(args: argparse.Namespace, mode: str, virtual: bool) -> str | None:
+    """Why these options cannot run in `mode`, if they cannot: the first reason."""
+    from cityunit_sim import has_display
+
     shown = mode != "headless"
     folder = None if args.record is None else args.record.resolve().parent
     refusals = (
@@ -80,27 +101,13 @@ def sim(args: argparse.Namespace) -> int:
         (mode == "terminal" and not (sys.stdin.isatty() and sys.stdout.isatty()),
          "--terminal needs a terminal to draw in; piped, --headless speaks the protocol"),
     )  # fmt: skip
-    for refused, why in refusals:
-        if refused:
-            print(f"cityunit sim: {why}", file=sys.stderr)
-            return 2
-    speed = 1.0 if args.speed is None else args.speed
-    # Hands keep real time in the window and the terminal; the protocol's is the unit's.
-    clock: Clock = (
-        VirtualClock() if virtual else HandClock(speed) if shown else MonotonicClock(speed)
-    )
-    # SIGHUP too: a terminal closing (an SSH session ending) stops it cleanly, game kept.
-    with serving(clock, args.early, also=(signal.SIGHUP,)) as inbox:
-        config = read_config(args.config, system_default=False)
-        if config is None:
-            return 2
-        return _simulate(args, config, clock, inbox, mode)
+    return next((why for refused, why in refusals if refused), None)
 
 
 def _simulate(
     args: argparse.Namespace, config: Config, clock: Clock, inbox: Inbox, mode: str
 ) -> int:
-    from cityunit.store import Busy
+    from cityunit.loop.store import Busy
     from cityunit_sim.board import SimBoard
 
     seed = args.seed if args.seed is not None else random.randrange(2**32)
@@ -138,12 +145,12 @@ def _simulate(
 
 
 def _headless(board: SimBoard, console: str) -> int:
-    from cityunit.link import FdLink
-    from cityunit.notify import Notifier
+    from cityunit.console.links import FdLink
+    from cityunit.parts.notify import Notifier
 
     runtime = board.runtime
     if console == "stdio":
-        board.serve(FdLink(0, 1), simulator=True, on_end=runtime.stop)
+        board.serve(FdLink(0, 1), board.controls, on_end=runtime.stop)
         if sys.stdin.isatty():
             print(
                 "type HELP, EVENTS ON, SWITCH ON, PRESS AUCTION ...; Ctrl-D quits", file=sys.stderr
@@ -158,10 +165,10 @@ def _pty(board: SimBoard) -> str:
     """The console protocol on a pty of its own, its path printed (the first line on
     stdout): for a script, headless or beside the window or the terminal that a person
     watches."""
-    from cityunit.link import PtyLink
+    from cityunit.console.links import PtyLink
 
     link = PtyLink()
-    board.serve(link, simulator=True)
+    board.serve(link, board.controls)
     print(link.path, flush=True)
     log.info("the console protocol on %s", link.path)
     return link.path

@@ -15,7 +15,7 @@ from functools import cache
 
 import pygame
 
-from cityunit.events import Event, EventKind
+from cityunit.core.events import Event, EventKind
 
 log = logging.getLogger(__name__)
 RATE = 44_100

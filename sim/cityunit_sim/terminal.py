@@ -17,7 +17,7 @@ from collections import deque
 
 from PIL import Image
 
-from cityunit.events import OUTPUT_CHANGES, Event
+from cityunit.core.events import OUTPUT_CHANGES, Event
 from cityunit_sim.board import SimBoard, event_line
 
 TAP_MS, LONG_MS, PAUSE_MS, SHUTDOWN_MS = 100, 2_000, 2_000, 6_000
@@ -126,7 +126,11 @@ class Terminal:
         print); a terminal narrower than the picture is told so, first."""
         board, snapshot = self.board, self.board.runtime.snapshot  # posted by the loop thread
         led = float(board.pin("led").state or 0.0)
-        hz = board.pin("buzzer").frequency if board.config.hardware.buzzer == "passive" else None
+        hz = (
+            board.pin("buzzer").frequency
+            if board.config.hardware.buzzer_kind == "passive"
+            else None
+        )
         power = "ON" if board.pin("power").state == 0 else "OFF"
         now_ms = board.clock.now_ms()
         now, elapsed = now_ms // 1000, snapshot.clock.elapsed(now_ms) // 1000

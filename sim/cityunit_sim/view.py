@@ -15,12 +15,12 @@ from dataclasses import dataclass
 
 import pygame
 
-from cityunit.events import OUTPUT_CHANGES, Event
-from cityunit.render import FONTS, HEIGHT, WIDTH
+from cityunit.core.events import OUTPUT_CHANGES, Event
+from cityunit.display.render import FONTS, HEIGHT, WIDTH
 from cityunit_sim.board import SimBoard, event_line
 
 # The case as printed, from hardware/enclosure/cityunit.scad (mm from the lid's centre,
-# y up; tests/test_sim_window.py holds these to the model): a red lid, the buttons, the
+# y up; tests/system/test_sim_window.py holds these to the model): a red lid, the buttons, the
 # LED and the buzzer's holes where the lid has them, three lid screws, and the toggle
 # switch in the side wall. Only the OLED is drawn larger than life, 3 pixels a pixel,
 # so that it reads as well as the real one does at arm's length.
@@ -254,7 +254,7 @@ class UnitView:
         clock = f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
         hz = (
             self.board.pin("buzzer").frequency
-            if self.board.config.hardware.buzzer == "passive"
+            if self.board.config.hardware.buzzer_kind == "passive"
             else None
         )
         speed = f"  ×{self.speed:g}" if self.speed != 1 else ""

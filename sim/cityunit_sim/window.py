@@ -19,8 +19,8 @@ from pathlib import Path
 import pygame
 from PIL import Image
 
-from cityunit.clock import VirtualClock
-from cityunit.events import EventKind
+from cityunit.core.events import EventKind
+from cityunit.loop.clock import VirtualClock
 from cityunit_sim.board import SimBoard
 from cityunit_sim.sound import Speaker
 from cityunit_sim.view import BG, SIZE, UnitView

@@ -1,5 +1,5 @@
 """The hardware-in-the-loop suite: written only against the console protocol, through
-cityunit's own pytest plugin (`cityunit.pytest_plugin`): its first user.
+cityunit's own pytest plugin (`cityunit.console.pytest_plugin`): its first user.
 
 By default each test gets a simulated unit at power-on (one headless simulator on the
 virtual clock, RESET before each test). With `--cityunit-target PORT` (a serial port, a
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from cityunit.client import Client
-from cityunit.pytest_plugin import MARKERS
+from cityunit.console.client import Client
+from cityunit.console.pytest_plugin import MARKERS
 
 
 @pytest.fixture

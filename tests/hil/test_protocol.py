@@ -8,7 +8,7 @@ import json
 import pytest
 
 from cityunit import __version__
-from cityunit.client import Client
+from cityunit.console.client import Client
 
 COMMANDS = {
     "PING",

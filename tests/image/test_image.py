@@ -24,7 +24,7 @@ import pytest
 from emulated_pi import BOOT_S, Card, EmulatedPi, image_build
 
 import cityunit
-from cityunit.client import Client
+from cityunit.console.client import Client
 
 # The tests' config: the unit's console on the first UART (the image's default has none),
 # a short fixed auction to play to its end.

@@ -9,8 +9,8 @@ from collections.abc import Iterable, Iterator
 from PIL import Image
 from virtual_pi import I2CWrite, SPIWrite
 
-from cityunit.render import render
-from cityunit.screens import Screen
+from cityunit.core.screens import Screen
+from cityunit.display.render import render
 from fakes import Controller
 
 

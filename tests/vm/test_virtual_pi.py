@@ -31,10 +31,10 @@ from guest_image import recipe
 from PIL import Image
 from virtual_pi import PWMState, VirtualPi
 
-from cityunit.client import Client
 from cityunit.config import Config
-from cityunit.screens import HourScreen, SwitchOffScreen
-from cityunit.wiring import pattern
+from cityunit.console.client import Client
+from cityunit.core.screens import HourScreen, SwitchOffScreen
+from cityunit.tools.wiring import pattern
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "golden"

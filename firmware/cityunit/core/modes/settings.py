@@ -1,0 +1,75 @@
+"""The settings menu, worked with the two buttons: BUILD moves on, AUCTION changes the item,
+a long press of either leaves. It closes by itself when left untouched."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from cityunit.core import settings, sounds
+from cityunit.core.gestures import Button
+from cityunit.core.modes.base import Context, Mode
+from cityunit.core.permit import Permit
+from cityunit.core.rules import Rules
+from cityunit.core.screens import MenuScreen, Screen
+
+IDLE_MS = 30_000  # the menu closes by itself after this long untouched
+ITEMS = [s.name for s in settings.SETTINGS] + ["history", "new_game"]
+
+
+def menu_page(index: int, rules: Rules, history: Iterable[Permit]) -> Screen:
+    """The menu on its item `index` (0: as it opens)."""
+    item, lang = ITEMS[index], rules.language
+    setting = settings.BY_NAME.get(item)
+    if setting is None:
+        return MenuScreen(index, len(ITEMS), item, permits=tuple(history))
+    value = setting.label(setting.get(rules), lang)
+    return MenuScreen(index, len(ITEMS), item, setting.title[lang], value)
+
+
+class Settings(Mode):
+    """The settings menu (STATE's "settings"): one item on show, the timer that closes it."""
+
+    name = "settings"
+
+    def __init__(self, unit: Context) -> None:
+        super().__init__(unit)
+        self._close = self.timer(self.close)
+        self._item = 0
+
+    def enter(self) -> None:
+        self.unit.cues.play(sounds.MENU_OPEN, self.unit.now)
+        self._close.set(self.unit.now + IDLE_MS)
+
+    def close(self) -> None:
+        self.unit.to("idle")
+        self.unit.cues.play(sounds.MENU_CLOSE, self.unit.now)
+
+    def screen(self, now: int) -> Screen:
+        return menu_page(self._item, self.unit.game.rules, self.unit.game.history)
+
+    def chord(self) -> None:
+        """Both held in the menu: nothing. The pause is the game's screen's, where PAUSED
+        shows; here it paused the clock unseen, the menu still on show."""
+
+    def ahead(self, now: int) -> list[Screen]:
+        """BUILD's next item; AUCTION's next choice of a setting."""
+        rules, history, item = self.unit.game.rules, self.unit.game.history, ITEMS[self._item]
+        out = [menu_page((self._item + 1) % len(ITEMS), rules, history)]
+        if item in settings.BY_NAME:
+            out.append(menu_page(self._item, settings.cycle(rules, item), history))
+        return out
+
+    def tap(self, button: Button) -> None:
+        unit, item = self.unit, ITEMS[self._item]
+        self._close.set(unit.now + IDLE_MS)
+        if button is Button.BUILD:
+            self._item = (self._item + 1) % len(ITEMS)
+        elif item in settings.BY_NAME:
+            unit.game.set_rules(settings.cycle(unit.game.rules, item))
+            unit.cues.play(sounds.MENU_CHANGE, unit.now)
+        elif item == "new_game":
+            self.close()
+            unit.new_game()
+
+    def long(self, button: Button) -> None:
+        self.close()

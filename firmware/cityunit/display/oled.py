@@ -1,0 +1,369 @@
+"""The OLED on the Pi: luma's SSD1306, SSD1309 and SH1106 drivers, on I2C or SPI, sending
+only what changed, behind one panel made once for the whole run.
+
+The bus is the cost: a full frame is 1,034 bytes on the Pi's I2C bus (23 ms at 400 kHz,
+93 ms at 100 kHz; 1,030 bytes, 1 ms, on SPI at 8 MHz), during which the loop cannot flash
+the LED, while a clock tick changes a few digits. So each frame is compared with what the
+controller's memory holds, and only the changed bytes are sent, in whichever shape costs
+the fewest bytes on the wire: boxes over bands of pages (the SSD1306's and SSD1309's
+column and page window), or runs of columns per page (SH1106).
+After a start or any failed write, the memory is unknown and the next frame is whole.
+
+Frames are packed by Pillow, not pixel by pixel in Python as luma does: transposing
+the image and reading it as LSB-first bytes gives display RAM directly (bit k of byte x
+on page p is pixel (x, 8p + k)).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, NamedTuple
+
+from luma.oled.device import sh1106, ssd1306, ssd1309
+from PIL import Image
+
+from cityunit.config import Hardware
+from cityunit.display.spi import SpiDev, SpiPins
+
+Pages = list[bytes]  # display RAM, top page first: one byte per column, LSB at the top
+Run = tuple[int, int, int]  # (page, first column, last column) of a change
+# What one write costs on the Pi's bus besides its payload: on I2C the address and control
+# bytes; on SPI nothing (the DC line says command or data).
+TRANSACTION = 2
+OVERHEAD = {"i2c": TRANSACTION, "spi": 0}
+_CHANGED = re.compile(rb"[^\x00]+")
+
+
+def pages(image: Image.Image) -> Pages:
+    """The image as display-RAM pages, top first."""
+    count = image.height // 8
+    columns = image.convert("1").transpose(Image.Transpose.TRANSPOSE).tobytes("raw", "1;R")
+    return [columns[page::count] for page in range(count)]
+
+
+def spans(changed: bytes, overhead: int, height: int = 1) -> list[tuple[int, int]]:
+    """The columns where `changed` is not zero, as (first, last) spans; two spans whose gap
+    costs less to send (`height` bytes a column) than starting another span (`overhead`)
+    are one. Each gap is decided alone, so the total is the least possible."""
+    out: list[tuple[int, int]] = []
+    for m in _CHANGED.finditer(changed):
+        first, last = m.start(), m.end() - 1
+        if out and (first - out[-1][1] - 1) * height < overhead:
+            first = out.pop()[0]
+        out.append((first, last))
+    return out
+
+
+def differences(new: Pages, old: Pages) -> list[int]:
+    """Each page's changed bits, as one number (the first column the highest byte)."""
+    return [int.from_bytes(a) ^ int.from_bytes(b) for a, b in zip(new, old, strict=True)]
+
+
+def changed_bytes(new: Pages, old: Pages) -> int:
+    """How many bytes differ: what any plan must send at least."""
+    width = len(new[0])
+    return sum(width - x.to_bytes(width).count(0) for x in differences(new, old))
+
+
+def runs(new: Pages, old: Pages, overhead: int) -> list[Run]:
+    """The columns that differ, page by page, in spans (see `spans`)."""
+    width = len(new[0])
+    return [
+        (page, first, last)
+        for page, changed in enumerate(differences(new, old))
+        if changed
+        for first, last in spans(changed.to_bytes(width), overhead)
+    ]
+
+
+def inverse(frame: Pages) -> Pages:
+    """Every pixel flipped."""
+    return [page.translate(_FLIP) for page in frame]
+
+
+_FLIP = bytes(255 - b for b in range(256))
+NORMAL, INVERTED = 0xA6, 0xA7  # the glass shows memory as it is, or every pixel flipped
+DISPLAYON = 0xAF
+
+
+class Block(NamedTuple):
+    """A block of memory to write: pages p0..p1, columns c0..c1."""
+
+    p0: int
+    p1: int
+    c0: int
+    c1: int
+
+    @property
+    def size(self) -> int:
+        return (self.p1 - self.p0 + 1) * (self.c1 - self.c0 + 1)
+
+
+class Windowed:
+    """What writing windows costs a controller on the bus: each is a command write (SEEK
+    bytes placing it) and a data write, `transaction` bytes of the bus's own each."""
+
+    SEEK: int
+    transaction = TRANSACTION  # the bus's own bytes a write (the panel sets its interface's)
+
+    @property
+    def window_start(self) -> int:
+        """A window's bytes on the bus besides its data."""
+        return 2 * self.transaction + self.SEEK
+
+    def cost(self, windows: list[Block]) -> int:
+        """Bytes on the bus, every window's."""
+        return sum(self.window_start + w.size for w in windows)
+
+
+class SSD1306(Windowed, ssd1306):
+    """Horizontal addressing: a window of columns and pages is filled row by row."""
+
+    SEEK = 6  # COLUMNADDR c0 c1 PAGEADDR p0 p1
+
+    def display(self, image: Image.Image) -> None:
+        assert image.mode == self.mode and image.size == self.size
+        frame = pages(self.preprocess(image))
+        self.send(frame, self.plan(frame, None))
+
+    def plan(self, new: Pages, old: Pages | None) -> list[Block]:
+        """The writes that take the memory from `old` (None: unknown) to `new`, in the
+        fewest bytes over every way of cutting the pages into bands, each band written as
+        boxes around its changed columns. One band over every change is the single box;
+        bands of one page are runs per page; two bands side by side catch changes far
+        apart (a dot moving, the two edges of the screen)."""
+        if old is None:
+            return [Block(0, len(new) - 1, 0, len(new[0]) - 1)]
+        changed, width, start = differences(new, old), len(new[0]), self.window_start
+        best: list[tuple[int, list[Block]]] = [(0, [])]  # the best plan for pages < p
+        for last, bits in enumerate(changed):
+            if not bits:
+                best.append(best[last])
+                continue
+            chosen: tuple[int, list[Block]] | None = None
+            union = 0
+            for first in range(last, -1, -1):  # bands that start and end on a change
+                union |= changed[first]
+                if not changed[first]:
+                    continue
+                height, columns = last - first + 1, union.to_bytes(width)
+                floor = best[first][0] + start + height * (width - columns.count(0))
+                if chosen is not None and floor >= chosen[0]:
+                    continue  # even one box over the changed bytes alone costs more
+                boxes = [Block(first, last, *span) for span in spans(columns, start, height)]
+                cost = best[first][0] + self.cost(boxes)
+                if chosen is None or cost < chosen[0]:  # the first of equals
+                    chosen = (cost, best[first][1] + boxes)
+            assert chosen is not None  # the band of `last` alone is always one
+            best.append(chosen)
+        return best[-1][1]
+
+    def send(self, new: Pages, windows: list[Block]) -> None:
+        start = self._colstart
+        for p0, p1, c0, c1 in windows:
+            self.command(
+                self._const.COLUMNADDR, start + c0, start + c1, self._const.PAGEADDR, p0, p1
+            )
+            self.data(list(b"".join(page[c0 : c1 + 1] for page in new[p0 : p1 + 1])))
+
+
+class SSD1309(SSD1306, ssd1309):
+    """The SSD1306's addressing (horizontal mode, column and page windows) and luma's same
+    init; its charge-pump command is none of the SSD1309's, and is ignored."""
+
+
+class SH1106(Windowed, sh1106):
+    """Page addressing only: each run says its page and first column."""
+
+    SEEK = 3  # page, column low nibble, column high nibble
+
+    def display(self, image: Image.Image) -> None:
+        assert image.mode == self.mode and image.size == self.size
+        frame = pages(self.preprocess(image))
+        self.send(frame, self.plan(frame, None))
+
+    def plan(self, new: Pages, old: Pages | None) -> list[Block]:
+        if old is None:
+            return [Block(page, page, 0, len(new[0]) - 1) for page in range(len(new))]
+        changed = runs(new, old, self.window_start)
+        return [Block(page, page, first, last) for page, first, last in changed]
+
+    def send(self, new: Pages, windows: list[Block]) -> None:
+        for page, _, first, last in windows:
+            column = self._page_address_offset + first
+            self.command(0xB0 + page, column & 0x0F, 0x10 | column >> 4)
+            self.data(list(new[page][first : last + 1]))
+
+
+DRIVERS = {"ssd1306": SSD1306, "ssd1309": SSD1309, "sh1106": SH1106}
+Plan = tuple[int, Pages, bool, list[Block]]  # bytes on the bus, memory, inverted, writes
+Write = tuple[str, tuple[Any, ...]]  # ("command" or "data", its arguments)
+
+
+class _Wire:
+    """luma's serial interface, as the driver sees it; it can record instead of sending."""
+
+    def __init__(self, serial: Any, gpio: SpiPins | None = None) -> None:
+        self.serial, self.gpio = serial, gpio
+        self.recording: list[Write] | None = None
+
+    def command(self, *cmd: int) -> None:
+        self._write("command", cmd)
+
+    def data(self, data: Any) -> None:
+        self._write("data", (data,))
+
+    def _write(self, kind: str, args: tuple[Any, ...]) -> None:
+        if self.recording is not None:
+            self.recording.append((kind, args))
+        else:
+            getattr(self.serial, kind)(*args)
+
+    def cleanup(self) -> None:
+        try:
+            self.serial.cleanup()
+        finally:
+            if self.gpio is not None:
+                self.gpio.cleanup()
+
+
+def _setup(init: list[Write]) -> list[Write]:
+    """luma's init sequence without its blank frame (the window it opens and the data) and
+    without lighting the glass: the first frame after a start is whole anyway, and the glass
+    is lit once it is in, never showing noise or a stale memory."""
+    setup: list[Write] = []
+    for kind, args in init:
+        if kind == "data":
+            if setup and setup[-1][0] == "command":
+                setup.pop()  # the window the blank frame was written to
+        else:
+            setup.append((kind, args))
+    if setup and setup[-1] == ("command", (DISPLAYON,)):
+        setup.pop()
+    return setup
+
+
+class LumaPanel:
+    """The OLED for the whole run: one I2C or SPI interface, one luma driver, made once.
+
+    luma sends its init sequence from the driver's constructor, and each driver it makes
+    registers an exit hook, so a driver re-made on every retry would pile them up. Ours is
+    made once, with the init sequence recorded instead of sent; `start()` sends that
+    sequence (again, after a loss) to the same driver over the same interface.
+    """
+
+    def __init__(self, hardware: Hardware, bus: Any = None, pins: Any = None) -> None:
+        self._hardware = hardware
+        self._bus = bus  # an smbus or spidev stand-in (tests); None: the Pi's port
+        self._pins = pins  # SPI's DC and RST: a gpiozero pin factory; None: gpiozero's own
+        self._wire: _Wire | None = None
+        self._device: Any = None
+        self._init: list[Write] = []
+        self._ram: Pages | None = None  # what the controller's memory holds, if known
+        self._inverted = False  # whether the glass shows that memory flipped
+        self._lit = False  # whether the glass is on
+        self.sent = 0  # bytes the last frame put on the Pi's bus
+        self._planned: dict[bytes, Plan] = {}  # by frame, from the memory `_planned_from`
+        self._planned_from: Pages | None = None
+        self._readied: dict[int, tuple[Image.Image, bytes]] = {}  # by id: the image, its frame
+
+    def start(self) -> None:
+        """(Re)initialise the display; raises OSError or a luma Error if it does not answer."""
+        if self._wire is None:
+            self._wire = self._interface()
+        if self._device is None:
+            recorded: list[Write] = []
+            self._wire.recording = recorded
+            try:
+                self._device = DRIVERS[self._hardware.driver](
+                    self._wire, rotate=self._hardware.rotate
+                )
+            finally:
+                self._wire.recording = None
+            self._device.transaction = OVERHEAD[self._hardware.interface]
+            self._init = _setup(recorded)
+        # The init leaves the glass dark and normal, its memory unknown (noise at power-on).
+        self._ram, self._inverted, self._lit = None, False, False
+        for kind, args in self._init:
+            getattr(self._wire.serial, kind)(*args)
+
+    def _interface(self) -> _Wire:
+        from luma.core.interface.serial import i2c, spi
+
+        p = self._hardware
+        if p.interface == "i2c":
+            return _Wire(i2c(bus=self._bus, port=p.i2c_port, address=p.i2c_address))
+        gpio, bus = SpiPins(self._pins), SpiDev() if self._bus is None else self._bus
+        try:  # luma opens DC and RST, pulses RST, then opens the bus
+            serial = spi(
+                spi=bus, gpio=gpio, port=p.spi_port, device=p.spi_device,
+                bus_speed_hz=p.spi_speed_hz, gpio_DC=p.dc_pin, gpio_RST=p.reset_pin,
+            )  # fmt: skip
+        except BaseException:
+            gpio.cleanup()  # free for the next attempt, as is the bus (its speed can fail)
+            bus.close()
+            raise
+        return _Wire(serial, gpio)
+
+    def prepare(self, image: Image.Image) -> None:
+        """Work out now, while the loop idles, what showing `image` would send: packed,
+        diffed and planned against the memory as it is (kept until that changes). Shown
+        later, the same image is not packed again: it must not change meanwhile."""
+        if self._planned_from is not self._ram:
+            self._planned, self._readied, self._planned_from = {}, {}, self._ram
+        frame = pages(self._device.preprocess(image))
+        key = b"".join(frame)
+        self._readied[id(image)] = (image, key)  # kept alive: its id stays its own
+        if self._ram is not None and key not in self._planned:
+            self._planned[key] = self._cheapest(frame, self._ram)
+
+    def display(self, image: Image.Image) -> None:
+        """Send what changed since the last frame, the whole frame when that is unknown."""
+        old, self._ram = self._ram, None  # unknown until every write has gone through
+        self.sent, ram, inverted, plan = self._plan_for(image, old)
+        self._device.send(ram, plan)
+        if inverted != self._inverted:
+            self._device.command(INVERTED if inverted else NORMAL)
+            self._inverted = inverted
+        if not self._lit:  # the first frame is in: light the glass
+            self._device.command(DISPLAYON)
+            self._lit = True
+            self.sent += self._device.transaction + 1
+        self._ram = ram
+
+    def _plan_for(self, image: Image.Image, old: Pages | None) -> Plan:
+        """The plan readied for this very image (not even packed again) or for the same
+        frame, else one made now."""
+        planned = self._planned if self._planned_from is old else {}
+        readied = self._readied.get(id(image)) if planned else None
+        if readied is not None and readied[0] is image and readied[1] in planned:
+            return planned[readied[1]]
+        frame = pages(self._device.preprocess(image))
+        return planned.get(b"".join(frame)) or self._cheapest(frame, old)
+
+    def _cheapest(self, frame: Pages, old: Pages | None) -> Plan:
+        """The frame as it is, or its inverse with the glass flipped (a screen that turns
+        mostly white, SOLD!, then costs a fraction of the bytes): whichever costs less."""
+        ways = [(frame, False)] if old is None else [(frame, False), (inverse(frame), True)]
+        ways.sort(key=lambda way: way[1] != self._inverted)  # as the glass is: usually best
+        best: Plan | None = None
+        for ram, inverted in ways:
+            flip = (self._device.transaction + 1) * (inverted != self._inverted)
+            if best is not None and old is not None and flip + changed_bytes(ram, old) >= best[0]:
+                continue  # its data alone costs more: not worth planning
+            plan = self._device.plan(ram, old)
+            cost = self._device.cost(plan) + flip
+            if best is None or cost < best[0]:
+                best = (cost, ram, inverted, plan)
+        assert best is not None
+        return best
+
+    def blank(self) -> None:
+        """The glass dark at once (its memory is rewritten whole by the next start)."""
+        self._device.hide()
+        self._lit = False
+
+    def close(self) -> None:
+        if self._wire is not None:
+            self._wire.cleanup()
+            self._wire = None

@@ -1,0 +1,66 @@
+"""What each command that runs a unit does first: read the config, catch the stop
+signals, find where the game is kept. Only the standard library at import: `run` and `sim`
+put their signal handlers in place before anything heavy is imported."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cityunit.config import Config
+    from cityunit.loop.clock import Clock
+    from cityunit.loop.inbox import Inbox
+
+log = logging.getLogger("cityunit")
+
+
+def read_config(path: Path | None, system_default: bool) -> Config | None:
+    """The config, or None after printing each mistake on its own line."""
+    from cityunit.config import Config, ConfigError, load
+
+    try:
+        return load(path) if path is not None or system_default else Config()
+    except ConfigError as e:
+        for line in e.lines:
+            print(line, file=sys.stderr)
+        return None
+
+
+@contextlib.contextmanager
+def serving(clock: Clock, early: list[int], also: tuple[int, ...] = ()) -> Iterator[Inbox]:
+    """The loop's inbox, with SIGTERM, SIGINT and `also` stopping it: in place before
+    anything else starts, and a stop signal caught earlier (`early`) stopping it at once,
+    so a signal during start-up still ends in a clean stop, the game saved."""
+    from cityunit.loop.inbox import Inbox, Stop, stop_on_signals
+
+    def stop() -> None:
+        inbox.put(Stop(clock.now_ms()))
+
+    with Inbox() as inbox, stop_on_signals(stop, inbox, also, early):
+        yield inbox
+
+
+def systemd_state_dir() -> Path | None:
+    """The service's StateDirectory, as systemd hands it over (None: not run by it)."""
+    state = os.environ.get("STATE_DIRECTORY", "").split(":")[0]
+    return Path(state) if state else None
+
+
+def state_dir(config: Config) -> Path | None:
+    """Where the game is kept: the config's, else systemd's StateDirectory; made if missing."""
+    state = config.system.state_dir or str(systemd_state_dir() or "")
+    if not state:
+        log.info("no state directory (state.dir, or the service's): a restart starts afresh")
+        return None
+    try:
+        Path(state).mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        log.error("state directory %s: %s; a restart will start afresh", state, e.strerror)
+        return None
+    return Path(state)

@@ -1,0 +1,149 @@
+"""`cityunit bench` runs and prints every figure (their values are reported, not tested)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from cityunit.tools.bench import TARGETS
+
+
+def test_bench_quick_prints_every_figure_as_json() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "cityunit", "bench", "--json", "--quick"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    figures = json.loads(result.stdout)
+    for key in TARGETS:
+        assert isinstance(figures[key], int | float) and figures[key] >= 0, key
+    assert figures["presses"] >= 40 and figures["auctions"] >= 2
+    assert figures["virtual_hour_events"] > 10_000
+    assert set(figures["within_target"]) == set(TARGETS)
+
+
+def test_the_device_report_times_each_kind_of_frame_and_the_pins(monkeypatch) -> None:
+    from cityunit.tools.bench.device import KINDS, report
+
+    monkeypatch.setenv("GPIOZERO_PIN_FACTORY", "mock")
+    from cityunit.config import Config
+    from fakes import Controller
+
+    text = report(Config(), bus=Controller("ssd1306"))
+    for kind in KINDS:
+        assert f"{kind}: send (diff + bus)" in text and f"{kind}: bytes on the bus" in text
+    assert "LED on and off (driver)" in text and "a tone on and off (driver)" in text
+    assert "an hour of play, computed" in text
+
+
+def test_bench_device_runs_where_the_display_does_not_answer(tmp_path) -> None:
+    import os
+
+    config = tmp_path / "config.toml"
+    config.write_text("[display]\ni2c_port = 31\n")  # no such bus
+    result = subprocess.run(
+        [sys.executable, "-m", "cityunit", "bench", "--device", "--config", str(config)],
+        capture_output=True, text=True, timeout=120,
+        env={**os.environ, "GPIOZERO_PIN_FACTORY": "mock"},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "display: not answering" in result.stdout and "PWM hardware for: none" in result.stdout
+
+
+def test_bench_device_off_a_pi_is_one_line_not_gpiozeros_warnings() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "cityunit", "bench", "--device"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.startswith("cityunit bench --device: this is not a Raspberry Pi")
+    assert result.stderr.count("\n") == 1 and "Warning" not in result.stderr
+
+
+def test_the_readmes_figures_table_is_the_benchs() -> None:
+    """The same figures, in the same order, with the same targets."""
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    table = readme.split("<!-- figures", 1)[1].split("<!-- end: figures -->", 1)[0]
+    rows = re.findall(r"^\| `(\w+)` \| [^|]+ \| ([\d.]+) \|", table, flags=re.MULTILINE)
+    assert [(name, float(target)) for name, target in rows] == [
+        (name, float(target)) for name, target in TARGETS.items()
+    ]
+
+
+def test_the_device_report_says_what_it_cannot_measure(monkeypatch) -> None:
+    """No display configured, or pins that do not open (off a Pi, or held by the
+    service): a line saying so, not a traceback."""
+    from gpiozero.exc import BadPinFactory
+
+    from cityunit.config import Config, Hardware
+    from cityunit.tools.bench import device
+
+    def no_pins(*args: object, **kw: object) -> None:
+        raise BadPinFactory("Unable to load any default pin factory!")
+
+    monkeypatch.setattr(device, "loose_parts", no_pins)
+    text = device.report(Config(hardware=Hardware(driver="none")), bus=object())
+    assert "display: none configured" in text and "pins: cannot open (BadPinFactory" in text
+
+
+def test_slowed_holds_this_process_to_a_share_of_a_core_and_lets_go() -> None:
+    """--slow N: the kernel's CPU quota (CFS bandwidth control) on a group made for the
+    bench and removed after; where it cannot be had, the reason."""
+    import os
+    from pathlib import Path
+
+    import pytest
+
+    from cityunit.tools.bench.slow import PERIOD_US, NoQuota, slowed
+
+    with pytest.raises(NoQuota, match="from 1 to 1000"), slowed(0.5):
+        pass
+    before = Path("/proc/self/cgroup").read_text()
+    try:
+        with slowed(20) as how:
+            inside = Path("/proc/self/cgroup").read_text()
+            group = Path(how.rsplit(": ", 1)[1].rstrip(")"))
+            quota = (
+                (group / "cpu.max").read_text().split()[0]
+                if (group / "cpu.max").exists()
+                else (group / "cpu.cfs_quota_us").read_text().strip()
+            )
+    except NoQuota as e:
+        assert os.geteuid() != 0 or "cgroup" in str(e), e
+        pytest.skip(f"no CPU quota here: {e}")
+    assert f"cityunit-slow-{os.getpid()}" in inside and int(quota) == PERIOD_US // 20
+    assert "0.05 of one core" in how
+    assert Path("/proc/self/cgroup").read_text() == before and not group.exists()
+
+
+def test_bench_slow_with_device_is_refused_with_its_reason() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "cityunit", "bench", "--device", "--slow", "20"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 2 and "a Pi is as slow as it is" in result.stderr
+
+
+def test_slowed_past_20_lengthens_the_period_and_refuses_what_is_no_number() -> None:
+    """The kernel's least quota is 1 ms: --slow 40 was silently 1/20 of a core."""
+    import math
+    import os
+
+    import pytest
+
+    from cityunit.tools.bench.slow import NoQuota, slowed
+
+    for bad in (math.nan, math.inf, 0.0, 1_001.0):
+        with pytest.raises(NoQuota), slowed(bad):
+            pass
+    if os.geteuid() != 0:
+        pytest.skip("a CPU quota needs root")
+    try:
+        with slowed(40) as how:
+            assert "0.025 of one core (1000 us each 40000 us" in how, how
+    except NoQuota as e:
+        pytest.skip(f"no CPU quota here: {e}")
