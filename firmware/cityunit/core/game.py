@@ -8,6 +8,7 @@ lives here, not in a mode: one timer for the next warning beep or the end of the
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from cityunit.core import settings, sounds
@@ -62,11 +63,19 @@ class Game:
     def last_hour(self) -> bool:
         return 0 < self.rules.length_hours <= self.session_hours
 
-    def start_hour(self, now: int) -> None:
+    def start_hour(self, now: int, show: Callable[[], None] | None = None) -> None:
+        """The one place an hour starts: counted, its clock from zero, saved, announced
+        and its first deadline set. `show`: the screen the hour starts on, entered once
+        it is counted and before it is announced (the switch turned ON, the menu's NEW
+        GAME); None: the mode shown stays (an hour ran out and the next began)."""
         self.hour += 1
         self.session_hours += 1
         self.clock = HourClock(0, now)
         self._unit.worth_saving()
+        if show is not None:
+            show()
+        self._unit.emit(EventKind.HOUR_START, hour=self.hour)
+        self.schedule()
 
     def stop(self) -> None:
         """The switch went OFF (or a new hour is about to start): no clock, no pause."""
@@ -102,8 +111,6 @@ class Game:
         if not self.last_hour():
             unit.cues.play(sounds.HOUR_SIGNAL, now)
             self.start_hour(now)
-            unit.emit(EventKind.HOUR_START, hour=self.hour)
-            self.schedule()
             return
         self.end()
 

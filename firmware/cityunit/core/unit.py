@@ -270,10 +270,7 @@ class Unit(modes.Context):
 
     def new_hour(self) -> None:
         self.game.stop()
-        self.game.start_hour(self.now)
-        self.to("idle")
-        self.emit(EventKind.HOUR_START, hour=self.game.hour)
-        self.game.schedule()
+        self.game.start_hour(self.now, show=partial(self.to, "idle"))
 
     def new_game(self) -> None:
         """The menu's NEW GAME: the hour count starts again at 1."""
