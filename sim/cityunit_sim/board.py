@@ -135,7 +135,7 @@ class SimBoard(Board):
         if state_dir is not None:  # a peek: the Board says what is wrong with it, once
             with contextlib.suppress(store.Unusable):
                 saved = store.read(state_dir / store.FILENAME)
-        if saved is not None and saved.get("power"):  # as a Pi whose switch stayed ON
+        if saved is not None and saved.power:  # as a Pi whose switch stayed ON
             switch = self.factory.pin(config.pins.power, pin_class=SwitchPin)
             switch.on = True
         self.oled = Mirror() if observed else None

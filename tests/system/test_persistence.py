@@ -13,15 +13,17 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from cityunit.core.hour import HOUR_MS
+from cityunit.core.saved import SavedGame
 from cityunit.loop import store
 from conftest import AUCTION, BUILD, POWER, Rig
 from fakes import run_unit
 
-STATE = {
+STATE = {  # a saved game as its file's JSON holds it
     "power": True,
     "hour": 3,
     "session_hours": 1,
@@ -31,10 +33,23 @@ STATE = {
 }
 
 
+def game(**changes: Any) -> SavedGame:
+    """STATE, with `changes`, as the unit hands it to the saver."""
+    saved = SavedGame.from_json({**STATE, **changes})
+    assert saved is not None
+    return saved
+
+
 def test_a_saved_state_reads_back(tmp_path: Path) -> None:
     path = tmp_path / store.FILENAME
-    store.save_atomic(path, store.encode(STATE))
-    assert store.load(path) == {"version": store.VERSION, **STATE}
+    store.save_atomic(path, store.encode(game()))
+    assert store.load(path) == game()
+    assert json.loads(path.read_bytes()) == {
+        "version": store.VERSION,
+        **STATE,
+        "settings": {},
+        "config": {},
+    }
     assert [p.name for p in tmp_path.iterdir()] == [store.FILENAME], "no temp file left behind"
 
 
@@ -90,12 +105,12 @@ def _saver_child(path: Path, die_at: int) -> None:
     n = 0
     while True:
         n += 1
-        store.save_atomic(path, store.encode({**STATE, "hour": n, "history": [1] * (n % 10)}))
+        store.save_atomic(path, store.encode(game(hour=n, history=[1] * (n % 10))))
 
 
 def test_kill_9_at_any_point_of_a_save_leaves_the_old_or_the_new_state(tmp_path: Path) -> None:
     path = tmp_path / store.FILENAME
-    store.save_atomic(path, store.encode({**STATE, "hour": 0}))
+    store.save_atomic(path, store.encode(game(power=False, hour=0)))
     rng = random.Random(121)
     hours = set()
     for _ in range(200):
@@ -110,7 +125,7 @@ def test_kill_9_at_any_point_of_a_save_leaves_the_old_or_the_new_state(tmp_path:
         assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
         saved = store.load(path)
         assert saved is not None, f"unreadable after a kill at step {die_at}"
-        hours.add(saved["hour"])
+        hours.add(saved.hour)
     assert len(hours) > 5, "kills landed after some saves had finished, and before others"
 
 
@@ -118,6 +133,7 @@ def test_kill_9_at_random_times_during_a_stream_of_saves(tmp_path: Path) -> None
     path = tmp_path / store.FILENAME
     code = (
         "import json, sys; from pathlib import Path; from cityunit.loop import store\n"
+        "from cityunit.core.saved import SavedGame\n"
         "p, state, n = Path(sys.argv[1]), json.loads(sys.argv[2]), 0\n"
         "print('ready', flush=True)\n"
         "while True:\n"
@@ -144,11 +160,11 @@ def test_the_saver_hands_off_and_never_blocks_its_caller(
     monkeypatch.setattr(store, "save_atomic", lambda p, d: (gate.wait(10), real(p, d)))
     saver = store.Saver(tmp_path)
     for hour in range(1, 50):
-        saver.save({**STATE, "hour": hour})  # returns at once though the disk is "stuck"
+        saver.save(game(hour=hour))  # returns at once though the disk is "stuck"
     assert not saver.flush(timeout=0.05)
     gate.set()
     saver.close()
-    assert store.load(saver.path)["hour"] == 49, "the latest snapshot wins"
+    assert store.load(saver.path).hour == 49, "the latest snapshot wins"
 
 
 # ----- the unit comes back in the same hour ----------------------------------------------
@@ -211,9 +227,7 @@ def test_a_paused_game_and_a_finished_game_come_back_as_they_were(make_rig, tmp_
     assert again.unit.state()["paused"] and "PAUSED" in again.unit.state()["screen"]
     again.board.close()
 
-    (tmp_path / store.FILENAME).write_bytes(
-        store.encode({**STATE, "hour": 5, "hour_elapsed_ms": HOUR_MS})
-    )
+    (tmp_path / store.FILENAME).write_bytes(store.encode(game(hour=5, hour_elapsed_ms=HOUR_MS)))
     over = make_rig(switch_on=True, state_dir=tmp_path)
     assert over.unit.state()["mode"] == "hour_end" and over.unit.state()["hour"] == 5
 
@@ -226,11 +240,11 @@ def test_a_corrupt_state_file_means_a_fresh_start_not_a_crash(make_rig, tmp_path
     assert store.load(tmp_path / store.FILENAME) is not None, "and a good file replaces it"
 
 
-def saves_of(rig: Rig) -> list[tuple[int, dict]]:
+def saves_of(rig: Rig) -> list[tuple[int, SavedGame]]:
     """Every snapshot the loop hands the saver from now on, with its unit time."""
     saver = rig.runtime.saver
     assert saver is not None
-    handed: list[tuple[int, dict]] = []
+    handed: list[tuple[int, SavedGame]] = []
     real_save = saver.save
     saver.save = lambda state: (handed.append((rig.clock.now_ms(), state)), real_save(state))
     return handed
@@ -243,7 +257,7 @@ def test_saves_come_every_few_seconds_and_on_each_change_of_mode(make_rig, tmp_p
         rig.at(t)
     assert [t for t, _ in handed] == list(range(5_000, 60_000, 5_000))
     rig.press(AUCTION)  # a change of mode is saved at once
-    assert handed[-1][0] == 60_000 - 100 + 80 and handed[-1][1]["power"]
+    assert handed[-1][0] == 60_000 - 100 + 80 and handed[-1][1].power
 
 
 def test_a_permit_drawn_while_paused_with_a_full_history_is_saved_at_once(
@@ -268,7 +282,7 @@ def test_a_permit_drawn_while_paused_with_a_full_history_is_saved_at_once(
     rig.runtime.saver.flush()
     permits = [e.data["value"] for e in rig.events if e.event == "permit"]
     on_disk = store.load(tmp_path / store.FILENAME)
-    assert on_disk is not None and on_disk["history"] == permits[::-1][:10]
+    assert on_disk is not None and [p.value for p in on_disk.history] == permits[::-1][:10]
 
 
 def test_cityunit_run_keeps_the_game_in_its_state_directory(tmp_path: Path) -> None:
@@ -278,11 +292,11 @@ def test_cityunit_run_keeps_the_game_in_its_state_directory(tmp_path: Path) -> N
     proc.send_signal(signal.SIGTERM)
     assert proc.finish() == 0
     saved = store.load(tmp_path / "state" / store.FILENAME)
-    assert saved is not None and saved["power"] is False  # mock pins: the switch reads OFF
+    assert saved is not None and saved.power is False  # mock pins: the switch reads OFF
 
 
 def test_the_clock_under_resumed_keeps_ticking_on_the_display(make_rig, tmp_path: Path) -> None:
-    (tmp_path / store.FILENAME).write_bytes(store.encode(STATE))
+    (tmp_path / store.FILENAME).write_bytes(store.encode(game()))
     rig = make_rig(switch_on=True, state_dir=tmp_path)
     assert rig.unit.state()["screen"][1] == "RESUMED"
     sent = rig.board.display.frames_sent
@@ -298,7 +312,7 @@ def test_a_board_that_fails_to_start_leaves_the_saved_game_alone(
     from cityunit.core.unit import Unit
 
     path = tmp_path / store.FILENAME
-    path.write_bytes(store.encode(STATE))
+    path.write_bytes(store.encode(game()))
     before = path.read_bytes()
 
     def broken(*args, **kwargs):
@@ -341,8 +355,8 @@ def test_a_save_that_fails_is_told_once_and_tried_again_until_it_works(
     rig.at(61_000)
     faults = [(e.t_ms, e.data["detail"]) for e in rig.events if e.event == "fault"]
     assert faults[1:] == [(61_000, "back")], "tried again every 5 s from 1 s: 61 s"
-    assert store.load(blocker) == {**rig.unit.saved(), "version": store.VERSION}
-    assert not store.load(blocker)["power"] and store.load(blocker)["hour"] == 1
+    assert store.load(blocker) == rig.unit.saved()
+    assert not store.load(blocker).power and store.load(blocker).hour == 1
 
 
 # ----- issue 20: a hostile state file, two writers -----------------------------------------
@@ -501,7 +515,7 @@ def test_advances_ok_comes_once_what_it_reached_is_on_disk(
         for line in (b"SWITCH ON", b"ADVANCE 60000"):
             session.receive(line)
     saved = on_disk[-1]
-    assert saved is not None and saved["hour_elapsed_ms"] >= 60_000 - 5_000, saved
+    assert saved is not None and saved.hour_elapsed_ms >= 60_000 - 5_000, saved
 
 
 @pytest.mark.parametrize("plant", ["fifo", "directory", "link", "/dev/null"])
@@ -522,7 +536,7 @@ def test_a_lock_planted_as_anything_but_a_file_is_set_aside_and_the_lock_holds(
     with store.Saver(tmp_path) as first:
         with pytest.raises(store.Busy):
             store.Saver(tmp_path)
-        first.save(STATE)
+        first.save(game())
     assert (tmp_path / f"{store.LOCK}.bad").is_symlink() or (
         tmp_path / f"{store.LOCK}.bad"
     ).exists()
@@ -552,9 +566,9 @@ def test_a_stop_while_saves_fail_says_the_game_is_not_kept(
         raise OSError(28, "No space left on device")
 
     saver = store.Saver(tmp_path, check=full)
-    saver.save(STATE)
+    saver.save(game())
     saver.close()
     said = [r.getMessage() for r in caplog.records]
     assert said[-1].endswith("the game as it stood at the stop is not saved"), said
-    saver.save(STATE)  # after the close: said, not written through a lock let go
+    saver.save(game())  # after the close: said, not written through a lock let go
     assert caplog.records[-1].getMessage().endswith("after the saver closed, not saved")

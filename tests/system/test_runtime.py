@@ -251,7 +251,7 @@ def test_a_clean_stop_saves_the_time_played_up_to_the_signal(make_rig, tmp_path:
     loop.join(10)
     rig.board.close()
     saved = store.load(tmp_path / store.FILENAME)
-    assert saved is not None and saved["hour_elapsed_ms"] == 4_700
+    assert saved is not None and saved.hour_elapsed_ms == 4_700
 
 
 def test_the_shutdown_gesture_with_no_command_says_so_on_the_screen(make_rig) -> None:

@@ -285,7 +285,7 @@ def test_a_setting_changed_while_paused_is_saved_at_once(make_rig, tmp_path: Pat
     unit.set_setting("volume", "off", rig.clock.now_ms())
     rig.at(2_010)
     rig.runtime.saver.flush()
-    assert store.load(tmp_path / store.FILENAME)["settings"]["volume"] == "off"
+    assert store.load(tmp_path / store.FILENAME).settings["volume"] == "off"
 
 
 def test_the_protocols_table_of_settings_is_the_settings_own() -> None:

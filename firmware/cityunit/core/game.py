@@ -8,7 +8,7 @@ lives here, not in a mode: one timer for the next warning beep or the end of the
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from cityunit.core import settings, sounds
@@ -17,6 +17,7 @@ from cityunit.core.events import EventKind
 from cityunit.core.hour import HOUR_MS, HourClock
 from cityunit.core.permit import Permit
 from cityunit.core.rules import Rules, warning_times
+from cityunit.core.saved import SavedGame
 from cityunit.core.timers import Timers
 
 HISTORY = 10  # permits kept for the menu's "last permits"
@@ -166,18 +167,18 @@ class Game:
 
     # ----- kept across restarts -------------------------------------------------------
 
-    def saved(self, now: int, power: bool) -> dict[str, Any]:
+    def saved(self, now: int, power: bool) -> SavedGame:
         """What must survive a crash or a power cut."""
-        return {
-            "power": power,
-            "hour": self.hour,
-            "session_hours": self.session_hours,
-            "hour_elapsed_ms": self.elapsed(now) if power else 0,
-            "paused": self.paused,
-            "history": [p.value for p in self.history],
-            "settings": self._names(self.rules),
-            "config": self._names(self.config_rules),
-        }
+        return SavedGame(
+            power=power,
+            hour=self.hour,
+            session_hours=self.session_hours,
+            hour_elapsed_ms=self.elapsed(now) if power else 0,
+            paused=self.paused,
+            history=tuple(self.history),
+            settings=self._names(self.rules),
+            config=self._names(self.config_rules),
+        )
 
     def _names(self, rules: Rules) -> dict[str, str]:
         """settings.read, remembered for the last two Rules (frozen: a change is a new
@@ -189,31 +190,33 @@ class Game:
         self._named = [(rules, names), *self._named[:1]]
         return dict(names)
 
-    def restore(self, saved: dict[str, Any]) -> None:
+    def restore(self, saved: SavedGame) -> None:
         """The hour count, the permits and the table's settings of a saved game.
 
         A setting made on the unit comes back unless the config file was edited for that
         setting since: then the maker's edit wins.
         """
-        self.hour = saved["hour"]
-        self.history.extend(Permit(v) for v in saved["history"][:HISTORY])
-        kept = _kept(saved.get("settings", {}), saved.get("config", {}), self.config_rules)
+        self.hour = saved.hour
+        self.history.extend(saved.history[:HISTORY])
+        kept = _kept(saved.settings, saved.config, self.config_rules)
         self.rules = settings.apply(self.rules, kept)
 
     def new_game(self) -> None:
         """The hour count starts again; the next hour is hour 1."""
         self.hour = self.session_hours = 0
 
-    def resume(self, saved: dict[str, Any], now: int) -> None:
+    def resume(self, saved: SavedGame, now: int) -> None:
         """The same hour goes on from where it was saved (the switch stayed ON)."""
-        self.session_hours = max(1, saved["session_hours"])
-        self.paused = saved["paused"]
-        self.clock = HourClock(saved["hour_elapsed_ms"], now)
+        self.session_hours = max(1, saved.session_hours)
+        self.paused = saved.paused
+        self.clock = HourClock(saved.hour_elapsed_ms, now)
         if self.paused:
             self.clock = self.clock.stopped(now)
 
 
-def _kept(table: dict[str, str], file_then: dict[str, str], file_now: Rules) -> dict[str, str]:
+def _kept(
+    table: Mapping[str, str], file_then: Mapping[str, str], file_now: Rules
+) -> dict[str, str]:
     """The table's settings that stand: those the config file has not changed since."""
     now = settings.read(file_now)
     return {name: choice for name, choice in table.items() if file_then.get(name) == now.get(name)}

@@ -30,6 +30,7 @@ from cityunit.core.gestures import Button, Gesture, Gestures
 from cityunit.core.hour import HOUR_MS, HourClock
 from cityunit.core.notice import Notice
 from cityunit.core.rules import Rules
+from cityunit.core.saved import SavedGame
 from cityunit.core.screens import Screen
 from cityunit.core.snapshot import Effects, Snapshot
 from cityunit.core.timers import Timers, earliest
@@ -195,7 +196,7 @@ class Unit(modes.Context):
         self.notices.show(screen, self.now)
         self._changed()
 
-    def boot(self, switch_on: bool, saved: dict[str, Any] | None, t: int) -> None:
+    def boot(self, switch_on: bool, saved: SavedGame | None, t: int) -> None:
         """Start up: take back a saved game, and the switch as it stands. With the switch
         still ON and a game that was on when saved (a crash, a pulled plug), the same hour
         goes on from its save; otherwise switching ON starts a new hour, as on the original."""
@@ -203,7 +204,7 @@ class Unit(modes.Context):
         if saved is not None:
             self.game.restore(saved)
         self._contacts["power"].assume(switch_on)
-        if switch_on and saved is not None and saved["power"]:
+        if switch_on and saved is not None and saved.power:
             self._resume(saved)
         elif switch_on:
             self._switch(True)
@@ -239,7 +240,7 @@ class Unit(modes.Context):
         effects, self._effects = self._effects, Effects()
         return effects
 
-    def saved(self) -> dict[str, Any]:
+    def saved(self) -> SavedGame:
         """The game as it must survive a crash or a power cut."""
         return self.game.saved(self.now, self.power)
 
@@ -313,7 +314,7 @@ class Unit(modes.Context):
             self.game.stop()
             self.to("off", notice=True)
 
-    def _resume(self, saved: dict[str, Any]) -> None:
+    def _resume(self, saved: SavedGame) -> None:
         self.power = True
         self.emit(EventKind.POWER, on=True)
         game = self.game

@@ -19,13 +19,11 @@ import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from cityunit import files
-from cityunit.core.permit import Permit
+from cityunit.core.saved import SavedGame
 
 log = logging.getLogger(__name__)
-PERMIT_VALUES = [p.value for p in Permit]
 
 VERSION = 1
 FILENAME = "state.json"
@@ -70,12 +68,12 @@ def save_atomic(path: Path, data: bytes) -> None:
 _COMPACT = json.JSONEncoder(separators=(",", ":")).encode  # made once: every 5 s of play
 
 
-def encode(state: dict[str, Any]) -> bytes:
-    """A snapshot as the file's bytes: compact JSON, the format's `version` first."""
-    return _COMPACT({"version": VERSION, **state}).encode()
+def encode(game: SavedGame) -> bytes:
+    """A game as the file's bytes: compact JSON, the format's `version` first."""
+    return _COMPACT({"version": VERSION, **game.as_json()}).encode()
 
 
-def read(path: Path) -> dict[str, Any] | None:
+def read(path: Path) -> SavedGame | None:
     """The saved state, None if there is none; Unusable if it cannot be the game's. The
     file is bounded like the config (a regular file, not a link, at most MAX_BYTES)."""
     try:
@@ -86,7 +84,7 @@ def read(path: Path) -> dict[str, Any] | None:
         raise Unusable(e) from None
 
 
-def decode(data: bytes) -> dict[str, Any]:
+def decode(data: bytes) -> SavedGame:
     """A saved game's bytes as its state, or Unusable: JSON nested past what a state
     needs is refused, not recursed into."""
     try:
@@ -97,44 +95,20 @@ def decode(data: bytes) -> dict[str, Any]:
         raise Unusable("nested too deep") from None
     except ValueError as e:  # JSON's errors, and its limit on a number's digits
         raise Unusable(f"not the JSON of a saved game ({str(e)[:80]})") from None
-    if not isinstance(state, dict) or not _valid(state):
+    version = state.get("version") if isinstance(state, dict) else None
+    game = SavedGame.from_json(state) if type(version) is int and version == VERSION else None
+    if game is None:  # (not true, nor 1.0)
         raise Unusable("saved state of an unknown form")
-    return state
+    return game
 
 
-def load(path: Path) -> dict[str, Any] | None:
+def load(path: Path) -> SavedGame | None:
     """The saved state, or None (with one clear log line) if it is missing or unusable."""
     try:
         return read(path)
     except Unusable as e:
         log.warning("%s: %s; starting afresh", path, e)
         return None
-
-
-def _valid(data: dict[str, Any]) -> bool:
-    def whole(key: str, lo: int, hi: int) -> bool:
-        value = data.get(key)
-        return isinstance(value, int) and not isinstance(value, bool) and lo <= value <= hi
-
-    def names(key: str) -> bool:  # optional: {setting name: choice}, all strings
-        table = data.get(key, {})
-        return isinstance(table, dict) and all(
-            isinstance(k, str) and isinstance(v, str) for k, v in table.items()
-        )
-
-    history = data.get("history")
-    return (
-        whole("version", VERSION, VERSION)  # not true, nor 1.0
-        and names("settings")
-        and names("config")
-        and isinstance(data.get("power"), bool)
-        and isinstance(data.get("paused"), bool)
-        and whole("hour", 1 if data.get("power") else 0, 1_000_000)  # hour 0: never ON
-        and whole("session_hours", 0, 1_000_000)
-        and whole("hour_elapsed_ms", 0, 3_600_000)
-        and isinstance(history, list)
-        and all(p in PERMIT_VALUES for p in history)
-    )
 
 
 def set_aside(path: Path) -> str:
@@ -238,7 +212,7 @@ class Saver:
     def where(self) -> str:
         return "(in memory)" if self.path is None else str(self.path)
 
-    def restore(self) -> dict[str, Any] | None:
+    def restore(self) -> SavedGame | None:
         """The saved game, or None; an unusable file is set aside (renamed to ASIDE, for a
         person to look at), so the next save starts a good one and the next start is clean."""
         if self.path is None:
@@ -249,9 +223,9 @@ class Saver:
             log.warning("%s: %s; starting afresh (%s)", self.path, e, set_aside(self.path))
             return None
 
-    def save(self, state: dict[str, Any]) -> None:
-        """Hand a snapshot over and return at once (unthreaded: once it is written)."""
-        data = encode(state)
+    def save(self, game: SavedGame) -> None:
+        """Hand a game over and return at once (unthreaded: once it is written)."""
+        data = encode(game)
         if self.closed:
             log.error("%s: a game handed over after the saver closed, not saved", self.where)
         elif not self.threaded:
