@@ -10,6 +10,7 @@ from pathlib import Path
 
 from cityunit.config import load
 from cityunit.core.rules import Rules
+from cityunit.core.saved import SavedGame
 from cityunit.core.screens import SwitchOffScreen
 from cityunit.display.oled import pages
 from cityunit.display.render import render
@@ -19,8 +20,7 @@ from fakes import Controller
 ROOT = Path(__file__).resolve().parents[2]
 
 # A game saved by a unit that was ON, then switched OFF: it has been played.
-PLAYED = {"power": False, "hour": 1, "session_hours": 1, "hour_elapsed_ms": 0, "paused": False,
-          "history": []}  # fmt: skip
+PLAYED = SavedGame(power=False, hour=1, session_hours=1, hour_elapsed_ms=0, paused=False)
 
 
 def test_switching_off_says_for_a_while_that_the_pi_is_still_on() -> None:

@@ -83,7 +83,9 @@ class Runtime:
         self._later_seq = itertools.count()
         self._ahead_ms = AHEAD_START_MS  # what readying a screen takes, at most lately
         self._heartbeat = heartbeat  # (every ms, what): e.g. feeding systemd's watchdog
-        self._heartbeat_due: int | None = None if heartbeat is None else clock.now_ms()
+        if heartbeat is not None:
+            self.later(clock.now_ms(), self._beat)
+        self._display_retry: int | None = None  # the display's next try, as registered
         self._status = status  # told a line such as "hour 2, auction" on each change
         self.on_reload: Callable[[], None] | None = None  # what a Reload does
 
@@ -178,7 +180,7 @@ class Runtime:
             work(at)
 
     def next_deadline(self) -> int | None:
-        return earliest(self.unit.next_deadline(), self._loop_deadline(), self._heartbeat_due)
+        return earliest(self.unit.next_deadline(), self._loop_deadline())
 
     def advance_to(self, t: int, clock: VirtualClock) -> None:
         """On the virtual clock: every deadline up to `t`, in order. The core's run inside
@@ -198,9 +200,23 @@ class Runtime:
         self.unit.advance(t)
 
     def _loop_deadline(self) -> int | None:
-        """The loop's own next work: a display's next try, work for later (a retried save)."""
-        retry = None if self.display is None else self.display.retry_at
-        return earliest(retry, self._later[0][0] if self._later else None)
+        """The loop's own next work, all in one heap (`later`): a HOLD's release, a failed
+        save's retry, the heartbeat, a display's next try."""
+        self._watch_display()
+        return self._later[0][0] if self._later else None
+
+    def _watch_display(self) -> None:
+        """The display's next try (set when it failed or restarted, whatever display the
+        loop has now) in the heap, before any deadline is looked at: it wakes the loop,
+        whose step polls the display."""
+        at = None if self.display is None else self.display.retry_at
+        if at is not None and at != self._display_retry:
+            self._display_retry = at
+            self.later(at, self._display_due)
+
+    def _display_due(self, at: int) -> None:
+        if self._display_retry == at:
+            self._display_retry = None  # polled in this step; a new failure registers anew
 
     def _step_due(self) -> int | None:
         """Where a virtual clock's advance gives the loop a step: its own work, and the
@@ -254,7 +270,6 @@ class Runtime:
                 listener(event)
         if effects.shutdown:
             self._power_off()
-        self._beat(now)
 
     def _tell_save_trouble(self, now: int) -> bool:
         """A save that failed is told once (a `fault` of the state, then `back`: True when
@@ -277,12 +292,13 @@ class Runtime:
         if self.saver is not None and self.saver.trouble is not None:
             self.saver.save(self.unit.saved())
 
-    def _beat(self, now: int) -> None:
-        due = self._heartbeat_due
-        if self._heartbeat is not None and due is not None and now >= due:
-            every, beat = self._heartbeat
-            beat()  # from the loop itself: a loop that hangs stops beating
-            self._heartbeat_due = now + every
+    def _beat(self, at: int) -> None:
+        """The heartbeat, from the loop itself (a loop that hangs stops beating); again
+        `every` ms from now."""
+        assert self._heartbeat is not None
+        every, beat = self._heartbeat
+        beat()
+        self.later(max(at, self.clock.now_ms()) + every, self._beat)
 
     def restarted(self) -> None:
         """The core was put back to power-on (a simulator's RESET or power cut): what the
