@@ -28,13 +28,15 @@ from cityunit.config import Config
 from cityunit.console.links import Link
 from cityunit.console.protocol import Controls
 from cityunit.console.server import Served
+from cityunit.core.screens import Screen
+from cityunit.core.snapshot import Output
 from cityunit.core.unit import Unit
 from cityunit.display.panel import Display, Panel
 from cityunit.loop import store
 from cityunit.loop.clock import Clock
 from cityunit.loop.inbox import Inbox, Input
 from cityunit.loop.runtime import Runtime
-from cityunit.parts.gpio import Parts
+from cityunit.parts.gpio import BuzzerOutput, LedOutput, Parts
 
 if TYPE_CHECKING:
     from cityunit.display.oled import LumaPanel
@@ -182,18 +184,25 @@ class Board:
             self.display = (
                 None
                 if panel is None
-                else Display(panel, partial(self._fault, "display"), clock.now_ms)
+                else Display(panel, partial(self._fault, "display"), clock.now_ms, self._ahead)
             )
             if self.display is not None:
                 opened.callback(self.display.close)
             self.unit = Unit(config.rules, random.Random(seed), now=clock.now_ms())
+            # The outputs, light and sound first: the slow display after them.
+            outputs: list[Output] = [LedOutput(self.parts), BuzzerOutput(self.parts)]
+            outputs += [] if self.display is None else [self.display]
             self.runtime = Runtime(
-                self.unit, clock, self.inbox, self.parts, self.display, saver,
+                self.unit, clock, self.inbox, outputs, self.display, saver,
                 config.system.shutdown_command, heartbeat, status,
             )  # fmt: skip
             # The switch may already be ON at start, and a game may be waiting to go on.
             self.unit.boot(self.parts.is_pressed("power"), saved, clock.now_ms())
             self._opened = opened.pop_all()
+
+    def _ahead(self, now: int) -> list[Screen]:
+        """The screens the mode shown may lead to next, for a display that readies them."""
+        return self.unit.mode.ahead(now)
 
     def attach(self, front_end: C) -> C:
         """`front_end` (a console, a display the simulator adds, a page later) closes with

@@ -194,10 +194,11 @@ class SimBoard(Board):
                     "expected DISPLAY GONE|BACK, BUS <writes>, SAVE FAIL|OK|<saves> or POWER CUT"
                 )
         if bus.broken or bus.failing:  # each frame counts now, as a Pi's write does
-            if self.runtime.display is None:
-                self.display = self.runtime.display = self.attach(
-                    Display(self.glass, partial(self.runtime.fault, "display"), self.clock.now_ms)
-                )
+            if self.runtime.display is None:  # headless: a display of its own, an output
+                fault = partial(self.runtime.fault, "display")
+                display = Display(self.glass, fault, self.clock.now_ms, self._ahead)
+                self.display = self.runtime.display = self.attach(display)
+                self.runtime.outputs.append(display)
             self.runtime.display.each_frame = True
 
     def mend(self) -> None:

@@ -141,7 +141,7 @@ class Terminal:
             out.insert(0, f" {columns} columns: the screen needs {WIDE}, widen it")
         out += [f"│{row}│" for row in oled]
         out.append("└" + "─" * 64 + "┘")
-        text = snapshot.screen.lines(snapshot.language)
+        text = snapshot.picture.screen.lines(snapshot.picture.language)
         out.append(f" screen  {' · '.join(text) or '(dark)'}")
         out.append(
             f" LED {led_bar(led)} {led * 100:3.0f}%   buzzer "

@@ -85,7 +85,7 @@ class UnitMachine(RuleBasedStateMachine):
         json.dumps(state)
         assert snap.mode in MODE_NAMES
         if snap.mode == "off":
-            assert snap.led == 0.0 and snap.tone_hz is None
+            assert snap.light.level == 0.0 and snap.sound.hz is None
             # dark, or saying the Pi runs on; SWITCH OFF only on a unit never yet ON
             said = ["UNIT OFF"] if u.game.begun else ["SWITCH OFF"]
             assert state["screen"][:1] in ([], said), state["screen"]
@@ -94,7 +94,7 @@ class UnitMachine(RuleBasedStateMachine):
         if snap.permit is not None:
             assert snap.mode == "permit"
         assert 0 <= state["hour_elapsed_ms"] <= HOUR_MS
-        assert 0.0 <= snap.led <= 1.0
+        assert 0.0 <= snap.light.level <= 1.0
         assert snap.revision >= self.revision
         self.revision = snap.revision
         for e in u.drain().events:

@@ -111,14 +111,14 @@ def test_a_notice_shows_until_its_time_or_a_press() -> None:
     unit.boot(switch_on=True, saved=None, t=0)
     notice = RefusedScreen("auction.min_s", 0, last_good=False)
     unit.notice(notice, 1_000)
-    assert unit.snapshot().screen == notice
+    assert unit.snapshot().picture.screen == notice
     unit.advance(1_000 + NOTICE_MS - 1)
-    assert unit.snapshot().screen == notice
+    assert unit.snapshot().picture.screen == notice
     unit.advance(1_000 + NOTICE_MS)
-    assert isinstance(unit.snapshot().screen, HourScreen)
+    assert isinstance(unit.snapshot().picture.screen, HourScreen)
     unit.notice(notice, 40_000)
     unit.press(Button.AUCTION, 41_000)
-    assert unit.snapshot().screen != notice
+    assert unit.snapshot().picture.screen != notice
 
 
 def test_a_reload_of_a_good_file_ends_the_refused_notice() -> None:
@@ -126,7 +126,7 @@ def test_a_reload_of_a_good_file_ends_the_refused_notice() -> None:
     unit.boot(switch_on=True, saved=None, t=0)
     unit.notice(RefusedScreen("auction.min_s", 0, last_good=False), 1_000)
     unit.reconfigure(Rules(), 2_000)
-    assert isinstance(unit.snapshot().screen, HourScreen), "the file is good now"
+    assert isinstance(unit.snapshot().picture.screen, HourScreen), "the file is good now"
 
 
 def test_a_reload_keeps_its_file_as_the_last_good_one(tmp_path: Path) -> None:

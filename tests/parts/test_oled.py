@@ -253,10 +253,10 @@ def test_real_games_end_each_frame_on_the_glass_for_far_fewer_bytes(
             t = min(end, t + 100)
             unit.advance(t)
             snapshot = unit.snapshot()
-            if (snapshot.screen, snapshot.language) != last:
-                last = (snapshot.screen, snapshot.language)
+            if tuple(snapshot.picture) != last:
+                last = tuple(snapshot.picture)
                 before = glass.bus.wire_bytes
-                assert glass.show(render(snapshot.screen, snapshot.language))
+                assert glass.show(render(*snapshot.picture))
                 sent, frames = sent + glass.bus.wire_bytes - before, frames + 1
         if restart:
             glass.start()
@@ -437,11 +437,11 @@ def play_with(kind: str, ready: bool, seed: int) -> tuple[list, int, int]:
             snapshot = unit.snapshot()
             before = len(bus.log)
             panel._cheapest = counted  # only what showing costs is counted
-            display.show(snapshot.screen, "en", t, partial(unit.mode.ahead, t))
+            display.show(snapshot.picture.screen, "en", t, partial(unit.mode.ahead, t))
             panel._cheapest = real
             if len(bus.log) > before:
                 shown += 1
-                assert bus.visible() == pages(render(snapshot.screen, "en"))
+                assert bus.visible() == pages(render(snapshot.picture.screen, "en"))
             while ready and display.preparing:
                 display.prepare_next()
     return bus.log, planned_at_show, shown

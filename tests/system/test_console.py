@@ -293,7 +293,10 @@ def test_screen_is_the_picture_the_unit_draws_and_edge_a_raw_contact() -> None:
         size, data = out[-1].split(" ")[1:]
         picture = Image.frombytes("1", (128, 64), base64.b64decode(data))
         snapshot = board.unit.snapshot()
-        assert size == "128x64" and picture.tobytes() == render(snapshot.screen, "en").tobytes()
+        assert (
+            size == "128x64"
+            and picture.tobytes() == render(snapshot.picture.screen, "en").tobytes()
+        )
         assert snapshot.power, "EDGE POWER LOW closed the switch: ON"
         chatter = [b"EDGE AUCTION LOW", b"ADVANCE 2", b"EDGE AUCTION HIGH", b"ADVANCE 3"] * 4
         for line in [*chatter, b"EDGE AUCTION LOW", b"ADVANCE 80", b"EDGE AUCTION HIGH"]:
@@ -487,5 +490,5 @@ def test_protocol_1_2_answers_every_line_and_screen_is_the_unit_s_picture(lines:
             assert reply.startswith(("OK", "ERR bad-argument")), (line, reply)
             if line == "SCREEN":
                 snapshot = board.unit.snapshot()
-                drawn = render(snapshot.screen, snapshot.language).tobytes()
+                drawn = render(*snapshot.picture).tobytes()
                 assert base64.b64decode(reply.split(" ")[2]) == drawn

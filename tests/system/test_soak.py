@@ -25,9 +25,9 @@ def check(rig: Rig, last: list[int]) -> None:
     if state["permit"] is not None:
         assert state["mode"] == "permit"
     # The pins follow the core: what the players see and hear is what the unit says.
-    assert abs(float(rig.pin(LED).state) - snapshot.led) < 1e-9
+    assert abs(float(rig.pin(LED).state) - snapshot.light.level) < 1e-9
     hz = rig.pin(BUZZER).frequency
-    assert (hz is None) == (snapshot.tone_hz is None)
+    assert (hz is None) == (snapshot.sound.hz is None)
     times = [e.t_ms for e in rig.events[last[0] :]]
     assert times == sorted(times) and (not times or times[0] >= last[1])
     if times:

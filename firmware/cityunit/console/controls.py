@@ -87,7 +87,7 @@ class SimulatorControls:
 
         session.runtime.deliver()
         snapshot = session.runtime.unit.snapshot()
-        picture = render(snapshot.screen, snapshot.language).tobytes()
+        picture = render(*snapshot.picture).tobytes()
         return f"OK {WIDTH}x{HEIGHT} {base64.b64encode(picture).decode()}"
 
     @staticmethod

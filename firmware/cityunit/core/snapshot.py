@@ -1,15 +1,38 @@
 """The unit at one instant (`Snapshot`), and what it asks of the world (`Effects`): the
-core's two outputs, plain values that any thread may hold."""
+core's two outputs, plain values that any thread may hold. The snapshot holds a record
+for each part that shows the unit (`Light`, `Sound`, `Picture`), and each such part is
+an `Output` the loop walks: a new output is a new part and a new record, not an edit in
+the loop."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple, Protocol
 
 from cityunit.core.events import Event
 from cityunit.core.hour import HourClock
 from cityunit.core.permit import Permit
 from cityunit.core.screens import Screen
+
+
+class Light(NamedTuple):
+    """What the LED shows: its level, 0 to 1."""
+
+    level: float
+
+
+class Sound(NamedTuple):
+    """What the buzzer plays: a tone (None: silence), at the table's volume."""
+
+    hz: int | None
+    volume: str
+
+
+class Picture(NamedTuple):
+    """What the display shows: a screen, in the table's language."""
+
+    screen: Screen
+    language: str
 
 
 @dataclass(frozen=True)
@@ -23,12 +46,10 @@ class Snapshot:
     hour: int  # 0 when off
     clock: HourClock  # the hour's time played, at any instant: clock.elapsed(t)
     paused: bool
-    led: float
-    tone_hz: int | None
     permit: Permit | None
-    volume: str
-    language: str
-    screen: Screen
+    light: Light
+    sound: Sound
+    picture: Picture
 
     @property
     def status(self) -> str:
@@ -45,11 +66,11 @@ class Snapshot:
             "hour": self.hour,
             "hour_elapsed_ms": self.clock.elapsed(self.t_ms),
             "paused": self.paused,
-            "led": self.led,
-            "tone_hz": self.tone_hz,
+            "led": self.light.level,
+            "tone_hz": self.sound.hz,
             "permit": None if self.permit is None else self.permit.value,
-            "volume": self.volume,
-            "screen": self.screen.lines(self.language),
+            "volume": self.sound.volume,
+            "screen": self.picture.screen.lines(self.picture.language),
         }
 
 
@@ -60,3 +81,10 @@ class Effects:
     events: list[Event] = field(default_factory=list)
     shutdown: bool = False  # the safe-shutdown gesture was confirmed: halt the Pi
     save: bool = False  # the game changed in a way worth keeping on disk
+
+
+class Output(Protocol):
+    """A part that shows the unit: the LED, the buzzer, the display."""
+
+    def follow(self, snapshot: Snapshot, now: int) -> None:
+        """Show what `snapshot` says (its own record), skipping what it shows already."""

@@ -32,7 +32,7 @@ from cityunit.core.notice import Notice
 from cityunit.core.rules import Rules
 from cityunit.core.saved import SavedGame
 from cityunit.core.screens import Screen
-from cityunit.core.snapshot import Effects, Snapshot
+from cityunit.core.snapshot import Effects, Light, Picture, Snapshot, Sound
 from cityunit.core.timers import Timers, earliest
 
 SAVE_EVERY_MS = 5_000  # while the game clock runs: a crash loses at most this much play
@@ -225,12 +225,10 @@ class Unit(modes.Context):
             hour=game.hour if self.power else 0,
             clock=game.clock if self.power else HourClock(),
             paused=game.paused,
-            led=self.cues.level,
-            tone_hz=self.cues.hz,
             permit=self.mode.permit,
-            volume=game.rules.volume,
-            language=game.rules.language,
-            screen=self.notices.screen or self.mode.screen(self.now),
+            light=Light(self.cues.level),
+            sound=Sound(self.cues.hz, game.rules.volume),
+            picture=Picture(self.notices.screen or self.mode.screen(self.now), game.rules.language),
         )
 
     def state(self) -> dict[str, Any]:

@@ -14,12 +14,14 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Callable
+from functools import partial
 from typing import Protocol, runtime_checkable
 
 from luma.core.error import Error as LumaError
 from PIL import Image
 
 from cityunit.core.screens import Screen
+from cityunit.core.snapshot import Snapshot
 from cityunit.display.render import render
 
 log = logging.getLogger(__name__)
@@ -67,10 +69,12 @@ class Display:
         panel: Panel,
         fault: Callable[[str], None] = lambda detail: None,
         clock: Callable[[], int] | None = None,
+        ahead: Callable[[int], list[Screen]] = lambda now: [],
     ) -> None:
         self.panel = panel
         self._fault = fault
         self._clock = clock  # to see how long a failed attempt took
+        self._ahead = ahead  # the screens the mode shown may lead to next (see `show`)
         self.up = False  # started, and answering
         self._screen: tuple[Screen, str] | None = None
         self._wanted: Image.Image | None = None
@@ -112,6 +116,11 @@ class Display:
                 del self._rendered[next(iter(self._rendered))]  # the least recently used
         self._rendered[key] = image
         return image
+
+    def follow(self, snapshot: Snapshot, now: int) -> None:
+        """As an output the loop walks (snapshot.picture)."""
+        screen, language = snapshot.picture
+        self.show(screen, language, now, partial(self._ahead, now))
 
     def show(
         self, screen: Screen, language: str, now: int, ahead: Callable[[], list[Screen]] = list

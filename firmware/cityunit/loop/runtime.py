@@ -23,14 +23,13 @@ from typing import TypeVar
 
 from cityunit.core.events import OUTPUT_CHANGES, Event
 from cityunit.core.screens import NotHaltedScreen
-from cityunit.core.snapshot import Snapshot
+from cityunit.core.snapshot import Output, Snapshot
 from cityunit.core.timers import earliest
 from cityunit.core.unit import SAVE_EVERY_MS, Unit
 from cityunit.display.panel import Display
 from cityunit.loop import store
 from cityunit.loop.clock import Clock, VirtualClock
 from cityunit.loop.inbox import Inbox, Input, Reload, Stop, Work
-from cityunit.parts.gpio import Parts
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +53,7 @@ class Runtime:
         unit: Unit,
         clock: Clock,
         inbox: Inbox,
-        parts: Parts,
+        outputs: list[Output],
         display: Display | None = None,
         saver: store.Saver | None = None,
         shutdown_command: list[str] | None = None,
@@ -64,7 +63,7 @@ class Runtime:
         self.unit = unit
         self.clock = clock
         self.inbox = inbox
-        self.parts = parts
+        self.outputs = outputs  # each follows every new snapshot, in order (light first)
         self.display = display
         self.saver = saver
         self._save_trouble: str | None = None  # as last told in a `fault` event
@@ -246,11 +245,8 @@ class Runtime:
         if unit.revision != self._seen:
             self._seen = unit.revision
             snapshot = self.snapshot = unit.snapshot()
-            self.parts.light(snapshot.led)
-            self.parts.sound(snapshot.tone_hz, snapshot.volume)
-            if self.display is not None:
-                ahead = partial(unit.mode.ahead, now)  # asked only of a display that plans
-                self.display.show(snapshot.screen, snapshot.language, now, ahead)
+            for output in self.outputs:
+                output.follow(snapshot, now)
             if self._status is not None:
                 self._status(snapshot.status)
         if self.display is not None:

@@ -20,6 +20,7 @@ from gpiozero.pins.mock import MockFactory, MockPWMPin
 from gpiozero.tones import Tone
 
 from cityunit.config import Config
+from cityunit.core.snapshot import Snapshot
 from cityunit.parts import pwm
 
 # A piezo is loudest at a 50 % duty cycle and quieter as the pulses narrow.
@@ -267,3 +268,23 @@ def _tone(buzzer: TonalBuzzer, hz: int | None, duty: float) -> None:
     else:
         buzzer.play(Tone.from_frequency(hz))
         buzzer.pwm_device.value = duty
+
+
+class LedOutput:
+    """The LED as an output the loop walks (snapshot.light)."""
+
+    def __init__(self, parts: Parts) -> None:
+        self._parts = parts
+
+    def follow(self, snapshot: Snapshot, now: int) -> None:
+        self._parts.light(snapshot.light.level)
+
+
+class BuzzerOutput:
+    """The buzzer as an output the loop walks (snapshot.sound)."""
+
+    def __init__(self, parts: Parts) -> None:
+        self._parts = parts
+
+    def follow(self, snapshot: Snapshot, now: int) -> None:
+        self._parts.sound(snapshot.sound.hz, snapshot.sound.volume)
