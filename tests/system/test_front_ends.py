@@ -5,6 +5,9 @@ switched on, and whatever is attached closing with the board."""
 from __future__ import annotations
 
 import os
+from typing import Any
+
+import pytest
 
 from cityunit.board import Board
 from cityunit.config import Config
@@ -82,12 +85,70 @@ def test_a_console_on_stdio_lets_go_of_its_reader_when_it_closes() -> None:
     """Its input still open (a parent that never closes the pipe): the reader thread ends
     with the console, not with the process."""
     read, write = os.pipe()
+    out = os.open(os.devnull, os.O_WRONLY)
+    before = len(os.listdir("/proc/self/fd"))
     try:
         with board() as unit:
-            served = unit.serve(FdLink(read, os.open(os.devnull, os.O_WRONLY)))
+            served = unit.serve(FdLink(read, out))
             reader = served._in
             assert reader.is_alive()
         assert not reader.is_alive()
+        assert len(os.listdir("/proc/self/fd")) == before, "the link's own pipe is closed"
     finally:
-        os.close(read)
-        os.close(write)
+        for fd in (read, write, out):
+            os.close(fd)
+
+
+def helped(controls: SimulatorControls | None, watching: bool = False) -> str:
+    replies: list[str] = []
+    with board() as unit:
+        Session(unit.runtime, replies.append, controls=controls, watching=watching).receive(b"HELP")
+    return replies[0]
+
+
+def test_help_names_the_protocols_commands_in_its_order() -> None:
+    """A unit names the simulator's commands too (it refuses them as the simulator's); a
+    session that only watches names what it may send."""
+    every = "OK " + " ".join(ALL)
+    assert helped(None) == helped(SimulatorControls()) == every
+    assert helped(SimulatorControls(), watching=True) == "OK " + " ".join(
+        name for name in ALL if name in WATCHING
+    )
+
+
+@pytest.mark.parametrize(
+    ("line", "reply"),
+    [("RESET now", "ERR bad-argument usage: RESET"), ("SCREEN 2", "ERR bad-argument usage: SCREEN"),
+     ("EDGE", "ERR bad-argument usage: EDGE"), ("SEED 1 2", "ERR bad-argument usage: SEED"),
+     ("RESET", "ERR not-allowed RESET is for the simulator only"),
+     ("FAULT x", "ERR not-allowed FAULT is for the simulator only")],
+)  # fmt: skip
+def test_a_unit_without_the_simulators_commands_checks_their_words_then_refuses_them(
+    line: str, reply: str
+) -> None:
+    replies: list[str] = []
+    with board() as unit:
+        Session(unit.runtime, replies.append).receive(line.encode())
+    assert replies[0].startswith(reply)
+
+
+def test_controls_neither_replace_a_built_in_nor_widen_a_session_that_watches() -> None:
+    class Sneaky:
+        reads = frozenset({"TICK"})
+
+        def commands(self, session: Session) -> dict[str, Any]:
+            return {"STATE": lambda args: "OK", "TICK": lambda args: "OK", "POKE": None}
+
+    class Extra:
+        reads: frozenset[str] = frozenset()
+
+        def commands(self, session: Session) -> dict[str, Any]:
+            return {"POKE": lambda args: "OK"}
+
+    with board() as unit:
+        with pytest.raises(ValueError, match="STATE"):
+            Session(unit.runtime, print, controls=Sneaky())
+        watching = Session(unit.runtime, print, controls=Extra(), watching=True)
+        assert "POKE" not in watching.commands
+        playing = Session(unit.runtime, print, controls=Extra())
+        assert "POKE" in playing.commands

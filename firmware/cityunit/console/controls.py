@@ -40,7 +40,10 @@ class Workshop(Protocol):
 
 
 class SimulatorControls:
-    """protocol.Controls for a simulated unit; `workshop`: its breakable parts, if any."""
+    """protocol.Controls for a simulated unit; `workshop`: its breakable parts, if any.
+    (The simulator's board is its own workshop.)"""
+
+    reads = frozenset({"SCREEN"})  # what a session that only watches keeps
 
     def __init__(self, workshop: Workshop | None = None) -> None:
         self.workshop = workshop

@@ -52,33 +52,48 @@ class Link(Protocol):
 class FdLink:
     """Two file descriptors: stdin/stdout (not ours to close). A read waits on the input
     and on a pipe of the link's own, so that closing the link ends a read still waiting
-    (the server joins its reader)."""
+    (the server joins its reader). A read already inside os.read of a blocking descriptor
+    that another process shares cannot be woken: close() then leaves it, and its pipe."""
 
     def __init__(self, read_fd: int, write_fd: int) -> None:
         self.read_fd, self.write_fd = read_fd, write_fd
         self._wake, self._waker = os.pipe()
-        self._closed = False
+        self._reading = threading.Condition()
+        self._readers = 0
+        self.closed = False
 
     def close(self) -> None:
-        """A read still waiting returns b""; stdin and stdout stay open for whoever runs us."""
-        if not self._closed:
-            self._closed = True
+        """A read under way is woken and given up to 1 s to leave, then the link's pipe
+        closes; stdin and stdout stay open for whoever runs us. Idempotent."""
+        if self.closed:
+            return
+        with self._reading:
+            self.closed = True
             os.write(self._waker, b"\0")
+            if self._reading.wait_for(lambda: self._readers == 0, timeout=1.0):
+                os.close(self._wake)
+                os.close(self._waker)
 
     def read(self) -> bytes:
         """Blocking, even on a descriptor a parent left non-blocking; b"" at the end of
         input, on an error, or once closed."""
-        while not self._closed:
-            ready, _, _ = select.select([self.read_fd, self._wake], [], [])
-            if self._wake in ready:
-                break
-            try:
-                return os.read(self.read_fd, 4096)
-            except BlockingIOError:
-                continue  # (another reader of a shared descriptor took it first)
-            except OSError:
+        with self._reading:
+            if self.closed:
                 return b""
-        return b""
+            self._readers += 1
+        try:
+            while True:
+                try:
+                    ready, _, _ = select.select([self.read_fd, self._wake], [], [])
+                    return b"" if self._wake in ready else os.read(self.read_fd, 4096)
+                except BlockingIOError:
+                    continue  # (another reader of a shared descriptor took it first)
+                except OSError:
+                    return b""
+        finally:
+            with self._reading:
+                self._readers -= 1
+                self._reading.notify_all()
 
     def write(self, data: bytes, client: int) -> None:
         """All of `data`, waiting for room if stdout is non-blocking; stdio has one client."""

@@ -149,7 +149,11 @@ PLAYING = frozenset({"PRESS", "HOLD", "SWITCH", "ADVANCE", "SET", *SIMULATOR} - 
 
 
 class Controls(Protocol):
-    """Commands added to each session by whoever serves it (the simulator's: SIMULATOR)."""
+    """Commands added to each session by whoever serves it (the simulator's: SIMULATOR).
+    None may take a built-in command's name; `reads` names those a session that only
+    watches may keep (they read the unit, never change it)."""
+
+    reads: frozenset[str]
 
     def commands(self, session: Session) -> Mapping[str, Command]:
         """`session`'s own: each acts on its unit and answers it."""
@@ -178,7 +182,7 @@ class Session:
         self._busy = False  # a HOLD on the real clock finishes later; later lines wait
         self._present: int | None = None  # the loop's time as it handles this line
         self._forget = runtime.on_event(self._event)
-        self.commands: dict[str, Callable[[list[str]], str | None]] = {
+        self.commands: dict[str, Command] = {
             "PING": self._ping,
             "VERSION": self._version,
             "HELP": self._help,
@@ -192,10 +196,15 @@ class Session:
             "SET": self._set,
             "PROTOCOL": self._protocol,
         }
-        if controls is not None:
-            self.commands.update(controls.commands(self))
         if watching:
             self.commands = {k: v for k, v in self.commands.items() if k in WATCHING}
+        if controls is not None:
+            added = controls.commands(self)
+            if taken := added.keys() & set(ALL) - set(SIMULATOR):
+                raise ValueError(f"controls may not replace the built-in {sorted(taken)}")
+            self.commands.update(
+                (k, v) for k, v in added.items() if not watching or k in controls.reads
+            )
 
     def close(self) -> int:
         """No more events; the lines still waiting are dropped: how many."""
@@ -294,9 +303,10 @@ class Session:
 
     def _help(self, args: list[str]) -> str:
         self.arity(args, 0, "HELP")
-        # the simulator's too, where a session may play: a unit without them names them
-        known = self.commands.keys() | (set() if self.watching else SIMULATOR.keys())
-        return "OK " + " ".join(name for name in ALL if name in known)
+        # the simulator's too (a unit without them refuses them as such), and any extra
+        simulator = {n for n in SIMULATOR if not self.watching or n in WATCHING}
+        known = [n for n in ALL if n in self.commands or n in simulator]
+        return "OK " + " ".join([*known, *(n for n in self.commands if n not in ALL)])
 
     def _press(self, args: list[str]) -> str:
         self.arity(args, 1, "PRESS AUCTION|BUILD")
