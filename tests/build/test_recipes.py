@@ -6,6 +6,7 @@ from __future__ import annotations
 import inspect
 import re
 import typing
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
@@ -95,3 +96,27 @@ def test_step_5_every_driver_is_in_the_guides(driver: str) -> None:
     row = next(line for line in readme.splitlines() if line.startswith("| `display.driver` |"))
     assert f'`"{driver}"`' in row, "README's table of keys"
     assert driver in (ROOT / "hardware" / "README.md").read_text().lower(), "the maker's guide"
+
+
+# ----- adding an output -----------------------------------------------------------------
+
+
+def test_step_1_to_3_every_output_follows_a_record_of_its_own_and_is_in_the_boards_list() -> None:
+    from cityunit.board import Board
+    from cityunit.config import Config
+    from cityunit.core.snapshot import Snapshot
+    from cityunit.display.oled import LumaPanel
+    from cityunit.loop.clock import VirtualClock
+    from cityunit.parts.gpio import mock_pins
+    from fakes import FlakyBus
+
+    panel = LumaPanel(Config().hardware, bus=FlakyBus())
+    with Board(Config(), VirtualClock(), pin_factory=mock_pins(), panel=panel) as board:
+        outputs = board.runtime.outputs
+        assert [type(o).__name__ for o in outputs] == ["LedOutput", "BuzzerOutput", "Display"]
+        snapshot = board.unit.snapshot()
+        records = [f.name for f in fields(Snapshot) if isinstance(getattr(snapshot, f.name), tuple)]
+        assert records == ["light", "sound", "picture"], "a record (NamedTuple) per output"
+        for output in outputs:  # each reads only its record: step 2
+            source = inspect.getsource(type(output).follow)
+            assert [r for r in records if f"snapshot.{r}" in source] != [], type(output)
