@@ -238,3 +238,23 @@ def test_every_test_is_in_a_room() -> None:
     assert homeless == []
     documented = (ROOT / "docs/testing.md").read_text()
     assert all(f"`tests/{room}/`" in documented for room in rooms)
+
+
+def test_a_mode_asked_for_by_a_wrong_name_or_option_is_a_type_error(tmp_path: Path) -> None:
+    """Modes are reached by name (Context.to): a checker still catches a misspelled mode
+    and an option that mode does not take."""
+    code = tmp_path / "handover.py"
+    code.write_text(
+        "from cityunit.core.modes.base import Context\n\n\n"
+        "def f(unit: Context) -> None:\n"
+        '    unit.to("idle", sold=True)\n'
+        '    unit.to("off", timed=False)\n'
+        '    unit.to("auction", sold=True)\n'
+        '    unit.to("idel")\n'
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", str(code)],
+        cwd=ROOT, capture_output=True, text=True,
+    )  # fmt: skip
+    errors = [line for line in result.stdout.splitlines() if ": error:" in line]
+    assert [line.split(":")[1] for line in errors] == ["7", "8"], result.stdout

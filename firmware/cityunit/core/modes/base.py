@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from typing import Any, ClassVar, Literal, Protocol
+from typing import Any, ClassVar, Literal, Protocol, overload
 
 from cityunit.core import lights
 from cityunit.core.game import Game, Host
@@ -34,10 +34,18 @@ class Context(Host, Protocol):
     game: Game
     rng: random.Random
 
+    @overload
+    def to(self, name: Literal["idle"], *, sold: bool | None = None) -> None: ...
+    @overload
+    def to(self, name: Literal["off"], *, timed: bool = True) -> None: ...
+    @overload
+    def to(
+        self, name: Literal["shutdown", "auction", "permit", "settings", "hour_end"]
+    ) -> None: ...
     def to(self, name: ModeName, **options: Any) -> None:
         """Hand over to the mode STATE calls `name`, built by the unit with `options`
         (idle's `sold`: an auction just ended, True if stopped early; off's `timed`: the
-        Pi powers off after `power.off_after_minutes`)."""
+        Pi powers off after `power.off_after_minutes`). Typed per mode for a checker."""
 
     def new_hour(self) -> None:
         """The next hour of play starts (its chime, the hour screen)."""
