@@ -50,8 +50,9 @@ def test_on_the_virtual_clock_the_loop_waits_and_a_stop_ends_the_wait() -> None:
         box.event(f"E{n}")
     waiting = threading.Thread(target=box.event, args=("E4",))
     waiting.start()
-    waiting.join(0.2)
-    assert waiting.is_alive(), "the loop waits for a subscriber on the virtual clock"
+    with box._cond:  # before it waits, it hands the four over: then it can only wait
+        assert box._cond.wait_for(lambda: len(box._chunks) == 1, timeout=10)
+    assert waiting.is_alive(), "no room and no stop: the loop waits for the subscriber"
     stop.set()
     box.wake()
     waiting.join(5)
