@@ -1,6 +1,7 @@
-"""What the Pi's 40-pin header gives each part: the display's bus lines and the UART's,
-so the config can refuse a button, the LED or the buzzer on a line a bus already uses,
-however the file spells the port that holds it."""
+"""What the Pi's 40-pin header gives each part: the display's bus lines, the UART's and
+I2S's, so the config can refuse a button, the LED or the buzzer on a line a bus already
+uses, however the file spells the port that holds it, and doctor can name a line a sound
+card's overlay has taken."""
 
 from __future__ import annotations
 
@@ -16,6 +17,11 @@ SPI_PINS = {7: "CE1", 8: "CE0", 9: "MISO", 10: "MOSI", 11: "SCLK"}
 # The Pi's UART is on GPIO14/15 whichever of these names the console uses.
 UART_PORTS = ("/dev/serial0", "/dev/ttyAMA0", "/dev/ttyS0")
 UART_PINS = {14: "TXD", 15: "RXD"}
+# I2S (PCM): a sound card's overlay (a DAC's, an I2S amplifier's, dtparam=i2s=on) gives
+# the kernel GPIO18-21 on every Pi with the 40-pin header; GPIO18 is the buzzer's default.
+I2S_PINS = {18: "I2S BCLK", 19: "I2S LRCLK", 20: "I2S DIN", 21: "I2S DOUT"}
+# Where the device tree has the I2S blocks: a Pi 0-4's SoC, a Pi 5's RP1.
+I2S_BLOCKS = ("soc/i2s@*/status", "axi/*/rp1/i2s@*/status")
 
 
 def bus(interface: str, i2c_port: int) -> dict[int, str]:
@@ -60,3 +66,16 @@ def raspberry_pi(device_tree: Path = Path("/proc/device-tree")) -> str | None:
     except OSError:
         return None
     return model if model.startswith("Raspberry Pi") else None
+
+
+def i2s_on(device_tree: Path = Path("/proc/device-tree")) -> bool:
+    """Whether a sound card's overlay has turned an I2S block on, and so holds GPIO18-21:
+    a pin gpiozero claims there is taken from the sound card without a word."""
+    for pattern in I2S_BLOCKS:
+        for status in device_tree.glob(pattern):
+            try:
+                if status.read_bytes().rstrip(b"\0") in (b"okay", b"ok"):
+                    return True
+            except OSError:
+                continue
+    return False

@@ -441,3 +441,41 @@ def test_doctor_sends_whole_frames_at_the_configured_i2c_speed(tmp_path: Path) -
         busy = doctor(tmp_path / state, machine(tmp_path / state), service=state)
         busy.frames_panel = partial(pytest.fail, f"frames sent while {state}")
         busy.run()
+
+
+def sound_card(tmp_path: Path, block: str = "soc/i2s@7e203000", status: bytes = b"okay\0") -> None:
+    """The device tree as a sound card's overlay leaves it (dtoverlay=max98357a, say)."""
+    node = tmp_path / "device-tree" / block
+    node.mkdir(parents=True)
+    (node / "status").write_bytes(status)
+
+
+def test_a_sound_cards_overlay_that_holds_the_buzzers_pin(tmp_path: Path) -> None:
+    """An I2S amplifier's overlay takes GPIO18-21; the buzzer's default is GPIO18, and a
+    claim by the service would take the line from the sound card without a word."""
+    sound_card(tmp_path)
+    d = doctor(tmp_path, machine(tmp_path), service="inactive")
+    assert d.run() == 1 and levels(d)["pins"] == FAIL
+    assert "GPIO18 (buzzer) is the sound card's I2S BCLK line" in report(d)
+    assert "GPIO12 keeps its hardware PWM" in report(d)
+
+
+def test_a_pi_5s_sound_card_and_a_button_on_its_lines(tmp_path: Path) -> None:
+    sound_card(tmp_path, "axi/pcie@120000/rp1/i2s@a4000")
+    config = "[pins]\nbuzzer = 12\nbuild = 20\n"
+    d = doctor(tmp_path, machine(tmp_path), service="active", config=config)
+    assert d.run() == 1
+    assert "GPIO20 (build) is the sound card's I2S DIN line" in report(d)
+    assert "GPIO12 keeps" not in report(d), "the buzzer is not on I2S's lines"
+
+
+@pytest.mark.parametrize("status", [b"disabled\0", None])
+def test_i2s_off_or_moved_away_is_no_finding(tmp_path: Path, status: bytes | None) -> None:
+    if status is not None:
+        sound_card(tmp_path, status=status)
+    dev = machine(tmp_path)
+    d = doctor(tmp_path, dev, service="inactive")
+    assert d.run() == 1 and levels(d)["pins"] == OK
+    sound_card(tmp_path, "soc/i2s@7e203001")  # on, with the parts elsewhere
+    moved = doctor(tmp_path, dev, service="inactive", config="[pins]\nbuzzer = 12\n")
+    assert moved.run() == 1 and levels(moved)["pins"] == OK

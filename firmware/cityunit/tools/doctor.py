@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cityunit.config import Config, ConfigError, Hardware, load
-from cityunit.header import raspberry_pi
+from cityunit.header import I2S_PINS, i2s_on, raspberry_pi
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -181,6 +181,8 @@ class Doctor:
             )
             return
         self.say(OK, "GPIO", f"{chip} is accessible")
+        if self.i2s_taken(config):
+            return
         if service_active:
             self.say(OK, "pins", "held by the running service")
             return
@@ -196,6 +198,24 @@ class Doctor:
                 self.say(FAIL, "pins", f"GPIO{pin} ({name}) is in use by another program: {e}")
                 return
         self.say(OK, "pins", "all five are free")
+
+    def i2s_taken(self, config: Config) -> bool:
+        """A sound card's overlay holds GPIO18-21: a part configured there would take the
+        line from it (the service's claim wins silently) and both would misbehave."""
+        if not i2s_on(self.device_tree):
+            return False
+        clashes = [
+            f"GPIO{pin} ({name}) is the sound card's {I2S_PINS[pin]} line"
+            for name in ("auction", "build", "power", "led", "buzzer")
+            if (pin := getattr(config.pins, name)) in I2S_PINS
+        ]
+        if not clashes:
+            return False
+        fix = " (GPIO12 keeps its hardware PWM)" if config.pins.buzzer in I2S_PINS else ""
+        why = "an I2S overlay in config.txt turns it on"
+        fix = f"move the part in cityunit.toml's [pins]{fix}, or remove the overlay"
+        self.say(FAIL, "pins", "; ".join(clashes) + f": {why}; {fix}")
+        return True
 
     def check_pwm(self, config: Config, service_active: bool) -> None:
         """Which outputs get the Pi's PWM hardware (steady tones), each channel tried by the
