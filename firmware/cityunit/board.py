@@ -39,7 +39,13 @@ from cityunit.loop.runtime import Runtime
 from cityunit.parts.gpio import BuzzerOutput, LedOutput, Parts
 
 if TYPE_CHECKING:
+    import socket
+
+    from PIL import Image
+
     from cityunit.display.oled import LumaPanel
+    from cityunit.web.hands import Hands
+    from cityunit.web.server import Page
 
 log = logging.getLogger(__name__)
 
@@ -205,7 +211,7 @@ class Board:
         return self.unit.mode.ahead(now)
 
     def attach(self, front_end: C) -> C:
-        """`front_end` (a console, a display the simulator adds, a page later) closes with
+        """`front_end` (a console, a display the simulator adds, the page) closes with
         the board: after the game is saved and its last events are told, before the parts
         it uses. Returned, for `x = board.attach(X(...))`."""
         self._opened.callback(front_end.close)
@@ -219,6 +225,19 @@ class Board:
     ) -> Served:
         """The console protocol on `link`, with `controls`' commands too (a simulator's)."""
         return self.attach(Served(self.runtime, link, controls, on_end))
+
+    def serve_page(
+        self,
+        sock: socket.socket,
+        address: str,
+        hands: Hands | None = None,
+        frames: Callable[[], Image.Image | None] | None = None,
+    ) -> Page:
+        """The players' page on `sock` (listening), reached by phones at `address`; `hands`
+        and `frames` for a phone that is the unit (the simulator's)."""
+        from cityunit.web.server import Page
+
+        return self.attach(Page(self.runtime, sock, address, hands, frames))
 
     def serve_console(self) -> None:
         """The console on the configured serial port, if any; the unit plays without it

@@ -95,6 +95,11 @@ def _add_sim(sub: Commands) -> None:
         help="where to speak the console protocol (headless default: stdio); pty also beside"
         " the window or the terminal",
     )  # fmt: skip
+    sim.add_argument(
+        "--web", nargs="?", const=8080, type=within(int, 1024, 65535), metavar="PORT",
+        help="also serve the unit as a page for a phone or tablet on this network (its"
+        " buttons, switch, screen, light and sound), on PORT (default 8080)",
+    )  # fmt: skip
     sim.add_argument("--seed", type=SEED, help="seed the random source (default: random, logged)")
     sim.add_argument("--config", type=Path, help="TOML file (default: built-in defaults)")
 

@@ -79,3 +79,15 @@ def i2s_on(device_tree: Path = Path("/proc/device-tree")) -> bool:
             except OSError:
                 continue
     return False
+
+
+def i2s_clashes(pins: object) -> list[str]:
+    """The parts (`Pins`' fields) on I2S's lines, each said with the line; the buzzer
+    moves to GPIO12, PWM0's other pin, keeping its hardware PWM."""
+    parts = ("auction", "build", "power", "led", "buzzer")
+    return [
+        f"GPIO{pin} ({name}) is the sound card's {I2S_PINS[pin]} line"
+        + " (the buzzer can go on GPIO12: PWM0 too)" * (name == "buzzer")
+        for name in parts
+        if (pin := getattr(pins, name)) in I2S_PINS
+    ]

@@ -20,6 +20,7 @@ from cityunit.board import Board
 from cityunit.config import Config
 from cityunit.console.controls import SimulatorControls
 from cityunit.core.events import Event
+from cityunit.core.gestures import Button
 from cityunit.core.modes.settings import Settings
 from cityunit.display.mirror import Mirror
 from cityunit.display.panel import Display
@@ -227,3 +228,20 @@ class SimBoard(Board):
         """(The loop's thread, after each step, so its next sleep is at the new rate.)"""
         assert self.hands is not None
         self.hands.handled("menu", isinstance(self.unit.mode, Settings))
+
+
+class SimHands:
+    """A phone's hands on the simulator's unit: its buttons and its switch moved through
+    their pins, as the window's are (web/hands.py)."""
+
+    switch_on_page = True
+
+    def __init__(self, board: SimBoard) -> None:
+        self._board = board
+
+    def press(self, button: Button, down: bool) -> None:
+        self._board.press(button.value, down)
+
+    def switch(self, on: bool) -> None:
+        pin = self._board.pin("power")
+        pin.drive_low() if on else pin.drive_high()  # the switch closes to GND

@@ -15,6 +15,8 @@ from cityunit import __version__
 from cityunit.service.startup import read_config, serving, state_dir
 
 if TYPE_CHECKING:
+    import socket
+
     from cityunit.config import Config
     from cityunit.loop.clock import Clock
     from cityunit.loop.inbox import Inbox
@@ -116,15 +118,19 @@ def _simulate(
     speed = 1.0 if args.speed is None else args.speed
     kept = state_dir(config) if config.system.state_dir else None
     try:
+        page = None if args.web is None else _listening(args.web)
         board = SimBoard(
-            config, clock, seed, state_dir=kept, inbox=inbox, observed=mode != "headless"
-        )
-    except Busy as e:
+            config, clock, seed, state_dir=kept, inbox=inbox,
+            observed=mode != "headless" or page is not None,
+        )  # fmt: skip
+    except (Busy, _NoPort) as e:
         print(f"cityunit sim: {e}", file=sys.stderr)
         return 2
     with board:
         log.info("cityunit %s simulator (%s): %s clock, seed %d", __version__, mode,
                  "virtual" if clock.virtual else "real", seed)  # fmt: skip
+        if page is not None:
+            _serve_page(board, page)
         beside = _pty(board) if mode != "headless" and args.console == "pty" else None
         if mode == "window":
             import pygame
@@ -141,7 +147,34 @@ def _simulate(
             from cityunit_sim.terminal import Terminal
 
             return Terminal(board, speed, console=beside).run()
-        return _headless(board, args.console or "stdio")
+        return _headless(board, args.console or ("none" if page else "stdio"))
+
+
+class _NoPort(Exception):
+    """--web's port cannot be listened on."""
+
+
+def _listening(port: int) -> socket.socket:
+    from cityunit.web.http import listening
+
+    try:
+        return listening("0.0.0.0", port)
+    except OSError as e:
+        raise _NoPort(f"--web: cannot listen on port {port}: {e.strerror or e}") from None
+
+
+def _serve_page(board: SimBoard, sock: socket.socket) -> None:
+    """The unit as a page: its address and QR code on stderr, for a phone on the table."""
+    from cityunit.web.http import lan_address
+    from cityunit_sim.board import SimHands
+
+    address = f"http://{lan_address()}:{sock.getsockname()[1]}/"
+    page = board.serve_page(sock, address, SimHands(board), lambda: board.oled_image)
+    print(f"the unit's page: {address}  (to play from it: {page.link})", file=sys.stderr)
+    if sys.stderr.isatty():
+        import segno
+
+        segno.make(page.link, error="l", micro=False).terminal(out=sys.stderr, compact=True)
 
 
 def _headless(board: SimBoard, console: str) -> int:
@@ -157,6 +190,8 @@ def _headless(board: SimBoard, console: str) -> int:
             )
     elif console == "pty":
         _pty(board)
+    elif sys.stdin.isatty():
+        print("the page is served until Ctrl-C", file=sys.stderr)
     runtime.run(ready=Notifier().ready)  # under systemd or a bench: the first frame is up
     return 0
 

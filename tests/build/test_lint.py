@@ -115,6 +115,7 @@ ROOMS = (
     ("the parts", ("cityunit.parts",)),
     ("the loop", ("cityunit.loop",)),
     ("the console", ("cityunit.console",)),
+    ("the page", ("cityunit.web",)),
     ("the composition root", ("cityunit.board",)),
     ("the service", ("cityunit.service",)),
     ("the tools", ("cityunit.tools",)),

@@ -39,6 +39,7 @@ TEXT = {
         "to_play": "to play",
         "settings": "SETTINGS {i}/{n}",
         "history": "LAST PERMITS",
+        "page": "ON PHONES",
         "none": "none yet",
         "new_game": "NEW GAME",
         "start": "AUCTION: hour 1",
@@ -79,6 +80,7 @@ TEXT = {
         "to_play": "pour jouer",
         "settings": "RÉGLAGES {i}/{n}",
         "history": "DERNIERS PERMIS",
+        "page": "SUR MOBILE",
         "none": "aucun encore",
         "new_game": "NOUVELLE PARTIE",
         "start": "ENCHÈRES : heure 1",
@@ -204,16 +206,26 @@ class MenuScreen:
 
     index: int
     count: int
-    item: str  # a setting's name, "history" or "new_game"
+    item: str  # a setting's name, "page", "history" or "new_game"
     title: str = ""  # a setting's title, in the language
     value: str = ""  # its current choice, in words
     permits: tuple[Permit, ...] = ()  # the history, newest first
+    address: str = ""  # the players' page ("page"): its URL, in the QR code and in words
+    token: str = ""  # ... and the token that lets a phone play, in the QR code only
+
+    @property
+    def link(self) -> str:
+        """The QR code's text: the page with the token (`page_link`)."""
+        return page_link(self.address, self.token)
 
     def lines(self, lang: str) -> list[str]:
         """SETTINGS i/n (counted from 1), then: a setting's title, value and the buttons'
-        hint; the last permits (a station as S, or G in French); or NEW GAME."""
+        hint; the last permits (a station as S, or G in French); the page's address; or
+        NEW GAME."""
         t = TEXT[lang]
         head = t["settings"].format(i=self.index + 1, n=self.count)
+        if self.item == "page":
+            return [head, t["page"], self.address]
         if self.item == "history":
             station = "G" if lang == "fr" else "S"
             text = " ".join(station if p is Permit.STATION else str(p.value) for p in self.permits)
@@ -284,3 +296,13 @@ class RefusedScreen:
         where = self.where if self.line is None else t["line"].format(n=self.line)
         more = t["more"].format(n=self.more) if self.more else ""
         return [t["refused"], where, more, t["last_good" if self.last_good else "defaults"]]
+
+
+PAGE_KEY = "K/"  # the page's path that carries the token: http://<address>/K/<token>
+
+
+def page_link(address: str, token: str) -> str:
+    """The page at `address` ("http://192.168.1.20:8080/") with the token to play from it,
+    in QR's alphanumeric characters only (upper case, no '#' or '='), which keeps the code
+    at 25x25 modules: two pixels each fit the OLED's height. `token` is base32."""
+    return f"{address.upper()}{PAGE_KEY}{token}"

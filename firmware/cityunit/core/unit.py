@@ -46,6 +46,7 @@ class Unit(modes.Context):
         self._power_on = (rules, self.rng.getstate())  # what `reset` goes back to
         self.revision = 0
         self._effects = Effects()
+        self.page: tuple[str, str] | None = None  # see `show_page`; a reset keeps it
         self._start(rules, now)
 
     def _start(self, rules: Rules, now: int) -> None:
@@ -270,6 +271,12 @@ class Unit(modes.Context):
     def new_hour(self) -> None:
         self.game.stop()
         self.game.start_hour(self.now, show=partial(self.to, "idle"))
+
+    def show_page(self, address: str, token: str) -> None:
+        """The players' page is served at `address`: the menu shows it, with `token` (which
+        lets a phone press the buttons) in its QR code only, never in STATE's text."""
+        self.page = (address, token)
+        self._changed()
 
     def new_game(self) -> None:
         """The menu's NEW GAME: the hour count starts again at 1."""

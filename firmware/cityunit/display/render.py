@@ -77,12 +77,12 @@ def _lettered(text: str, size: int) -> tuple[Image.Image | None, int, int]:
 
 
 @lru_cache(maxsize=512)
-def _fitted(text: str, size: int) -> ImageFont.FreeTypeFont:
+def _fitted(text: str, size: int, width: int = WIDTH - 2) -> ImageFont.FreeTypeFont:
     """The largest face (regular, then condensed) at most `size` in which `text` fits."""
     while size > 8:
         for condensed in (False, True):
             face = font(size, condensed)
-            if face.getlength(text) <= WIDTH - 2:
+            if face.getlength(text) <= width:
                 return face
         size -= 1
     return font(8, True)
@@ -192,6 +192,9 @@ def _hour_end(screen: HourEndScreen, canvas: Canvas, lines: list[str]) -> None:
 
 @paint.register
 def _menu(screen: MenuScreen, canvas: Canvas, lines: list[str]) -> None:
+    if screen.item == "page":
+        _page(screen, canvas, lines)
+        return
     _title(canvas, lines[0])
     if screen.item == "history":
         _text(canvas, 18, lines[1], 12)
@@ -205,6 +208,42 @@ def _menu(screen: MenuScreen, canvas: Canvas, lines: list[str]) -> None:
         _text(canvas, 17, lines[1], 12)
         _text(canvas, 32, lines[2], 17)
         _text(canvas, 54, lines[3], 9)
+
+
+def _page(screen: MenuScreen, canvas: Canvas, lines: list[str]) -> None:
+    """The players' page: its QR code on the left, full height (a phone's camera reads it
+    across the table), its address in words on the right."""
+    import segno  # only where the page is served, and only on this screen
+
+    code = segno.make(screen.link, error="l", micro=False)
+    size = int(code.symbol_size(border=0)[0])
+    scale = 2 if size * 2 + 4 <= HEIGHT else 1
+    border = max(1, (HEIGHT - size * scale) // (2 * scale))  # the quiet zone, lit
+    side = (size + 2 * border) * scale
+    top = (HEIGHT - side) // 2
+    canvas.rectangle((0, top, side - 1, top + side - 1), fill=1)
+    for y, row in enumerate(code.matrix):
+        for x, dark in enumerate(row):
+            if dark:
+                left, up = (x + border) * scale, top + (y + border) * scale
+                canvas.rectangle((left, up, left + scale - 1, up + scale - 1), fill=0)
+    host, _, port = screen.address.split("//", 1)[-1].rstrip("/").rpartition(":")
+    right, width = side + (WIDTH - side) // 2, WIDTH - side - 2
+    words = [lines[1]]
+    if font(10, True).getlength(host) > width:  # 192.168. / 100.200
+        cut = host.find(".", host.find(".") + 1) + 1
+        words += [host[:cut], host[cut:]]
+    else:
+        words.append(host)
+    words.append(f":{port}")
+    for y, word in zip((4, 22, 35, 48) if len(words) == 4 else (6, 28, 44), words, strict=True):
+        _text_at(canvas, right, y, word, 10, width)
+
+
+def _text_at(canvas: Canvas, centre: int, y: int, text: str, size: int, width: int) -> None:
+    """Text centred on `centre`, at most `width` wide (condensed, then smaller)."""
+    face = _fitted(text, size, width)
+    canvas.text((centre, y), text, font=face, fill=1, anchor="mt")
 
 
 def _history(canvas: Canvas, permits: tuple[Permit, ...]) -> None:

@@ -213,3 +213,24 @@ def overlay(*gpios: int) -> str | None:
         (gpio,) = by_channel.values()
         return f"dtoverlay=pwm,pin={gpio},func={OVERLAY_FUNC[gpio]}"
     return None
+
+
+def probe(found: tuple[Path, int], hz: float, duty: float) -> None:
+    """What the service does with a part's channel: open it, a tone or a level, silence,
+    close (`cityunit doctor`). It sounds for the time of one write: a pulse or two."""
+    with Channel(*found) as channel:
+        channel.set(hz, duty)
+        channel.set(None, 0.0)
+
+
+def hint(error: OSError, overlay: str) -> str:
+    """What to do about a channel the kernel refused, by its errno."""
+    if error.errno in (errno.EACCES, errno.EPERM):
+        return "the channels' files belong to the gpio group (udev): is the user in it?"
+    if error.errno == errno.EINVAL:
+        return "the kernel refused that value: a bug in cityunit, please report it with this line"
+    if error.errno in (errno.ENODEV, errno.ENOENT):
+        return "the channel is missing: " + overlay
+    if error.errno == errno.EBUSY:
+        return "another program or driver holds the channel (`sudo cat /sys/kernel/debug/pwm`)"
+    return ""

@@ -7,7 +7,6 @@ is 0 only when every check passes.
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 import platform
 import random
@@ -19,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cityunit.config import Config, ConfigError, Hardware, load
-from cityunit.header import I2S_PINS, i2s_on, raspberry_pi
+from cityunit.header import i2s_clashes, i2s_on, raspberry_pi
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -181,7 +180,9 @@ class Doctor:
             )
             return
         self.say(OK, "GPIO", f"{chip} is accessible")
-        if self.i2s_taken(config):
+        if clashes := (i2s_clashes(config.pins) if i2s_on(self.device_tree) else []):
+            self.say(FAIL, "pins", "; ".join(clashes) + ": an I2S overlay in config.txt"
+                     " turns it on; move them in cityunit.toml's [pins], or remove it")  # fmt: skip
             return
         if service_active:
             self.say(OK, "pins", "held by the running service")
@@ -199,29 +200,11 @@ class Doctor:
                 return
         self.say(OK, "pins", "all five are free")
 
-    def i2s_taken(self, config: Config) -> bool:
-        """A sound card's overlay holds GPIO18-21: a part configured there would take the
-        line from it (the service's claim wins silently) and both would misbehave."""
-        if not i2s_on(self.device_tree):
-            return False
-        clashes = [
-            f"GPIO{pin} ({name}) is the sound card's {I2S_PINS[pin]} line"
-            for name in ("auction", "build", "power", "led", "buzzer")
-            if (pin := getattr(config.pins, name)) in I2S_PINS
-        ]
-        if not clashes:
-            return False
-        fix = " (GPIO12 keeps its hardware PWM)" if config.pins.buzzer in I2S_PINS else ""
-        why = "an I2S overlay in config.txt turns it on"
-        fix = f"move the part in cityunit.toml's [pins]{fix}, or remove the overlay"
-        self.say(FAIL, "pins", "; ".join(clashes) + f": {why}; {fix}")
-        return True
-
     def check_pwm(self, config: Config, service_active: bool) -> None:
         """Which outputs get the Pi's PWM hardware (steady tones), each channel tried by the
         service's own calls when the service does not hold it."""
         from cityunit.parts import pwm
-        from cityunit.parts.gpio import pwm_plan
+        from cityunit.parts.gpio import BUZZER_MID, DUTY, LED_HZ, pwm_plan
 
         line = pwm.overlay(config.pins.buzzer, config.pins.led)
         overlay = f"`{line}` in config.txt (the installer adds it), then reboot" if line else ""
@@ -238,10 +221,10 @@ class Doctor:
                 held[part] = name
                 continue
             try:
-                _probe(part, found)
+                pwm.probe(found, LED_HZ if part == "led" else BUZZER_MID.frequency, DUTY["low"])
             except OSError as e:
                 software.append(f"the {part}: its channel fails: {e}")
-                fixes.append(_pwm_hint(e, overlay))
+                fixes.append(pwm.hint(e, overlay))
             else:
                 hardware.append(name)
         if software:
@@ -369,30 +352,6 @@ class Doctor:
                 f"{p.driver} on SPI cannot be read back; look at the screen:"
                 " `cityunit doctor --interactive` shows a test pattern",
             )  # fmt: skip
-
-
-def _probe(part: str, found: tuple[Path, int]) -> None:
-    """What the service does with a part's channel: open it, a tone or a level, silence,
-    close. It sounds for the time of one write: a pulse or two."""
-    from cityunit.parts import pwm
-    from cityunit.parts.gpio import BUZZER_MID, DUTY, LED_HZ
-
-    with pwm.Channel(*found) as channel:
-        channel.set(LED_HZ if part == "led" else BUZZER_MID.frequency, DUTY["low"])
-        channel.set(None, 0.0)
-
-
-def _pwm_hint(error: OSError, overlay: str) -> str:
-    """What to do about a channel the kernel refused, by its errno."""
-    if error.errno in (errno.EACCES, errno.EPERM):
-        return "the channels' files belong to the gpio group (udev): is the user in it?"
-    if error.errno == errno.EINVAL:
-        return "the kernel refused that value: a bug in cityunit, please report it with this line"
-    if error.errno in (errno.ENODEV, errno.ENOENT):
-        return "the channel is missing: " + overlay
-    if error.errno == errno.EBUSY:
-        return "another program or driver holds the channel (`sudo cat /sys/kernel/debug/pwm`)"
-    return ""
 
 
 FRAMES = 20  # whole frames the speed check sends: 0.2 s at 1 MHz, 1 s at 100 kHz

@@ -33,6 +33,7 @@ class Context(Host, Protocol):
     present: int  # the loop's time as it handles the latest input (a late press's click)
     game: Game
     rng: random.Random
+    page: tuple[str, str] | None  # the players' page: its address, the token to play from it
 
     @overload
     def to(self, name: Literal["idle"], *, sold: bool | None = None) -> None: ...

@@ -13,17 +13,25 @@ from cityunit.core.rules import Rules
 from cityunit.core.screens import MenuScreen, Screen
 
 IDLE_MS = 30_000  # the menu closes by itself after this long untouched
-ITEMS = [s.name for s in settings.SETTINGS] + ["history", "new_game"]
+SETTINGS = [s.name for s in settings.SETTINGS]
+ITEMS = [*SETTINGS, "history", "new_game"]
+WITH_PAGE = [*SETTINGS, "page", "history", "new_game"]  # the players' page's QR code too
 
 
-def menu_page(index: int, rules: Rules, history: Iterable[Permit]) -> Screen:
+def menu_page(
+    index: int, rules: Rules, history: Iterable[Permit], page: tuple[str, str] | None = None
+) -> Screen:
     """The menu on its item `index` (0: as it opens)."""
-    item, lang = ITEMS[index], rules.language
+    items = ITEMS if page is None else WITH_PAGE
+    item, lang = items[index], rules.language
+    if item == "page":
+        assert page is not None
+        return MenuScreen(index, len(items), item, address=page[0], token=page[1])
     setting = settings.BY_NAME.get(item)
     if setting is None:
-        return MenuScreen(index, len(ITEMS), item, permits=tuple(history))
+        return MenuScreen(index, len(items), item, permits=tuple(history))
     value = setting.label(setting.get(rules), lang)
-    return MenuScreen(index, len(ITEMS), item, setting.title[lang], value)
+    return MenuScreen(index, len(items), item, setting.title[lang], value)
 
 
 class Settings(Mode):
@@ -44,8 +52,13 @@ class Settings(Mode):
         self.unit.to("idle")
         self.unit.cues.play(sounds.MENU_CLOSE, self.unit.now)
 
+    @property
+    def _items(self) -> list[str]:
+        return ITEMS if self.unit.page is None else WITH_PAGE
+
     def screen(self, now: int) -> Screen:
-        return menu_page(self._item, self.unit.game.rules, self.unit.game.history)
+        unit = self.unit
+        return menu_page(self._item, unit.game.rules, unit.game.history, unit.page)
 
     def chord(self) -> None:
         """Both held in the menu: nothing. The pause is the game's screen's, where PAUSED
@@ -53,17 +66,19 @@ class Settings(Mode):
 
     def ahead(self, now: int) -> list[Screen]:
         """BUILD's next item; AUCTION's next choice of a setting."""
-        rules, history, item = self.unit.game.rules, self.unit.game.history, ITEMS[self._item]
-        out = [menu_page((self._item + 1) % len(ITEMS), rules, history)]
+        unit, items = self.unit, self._items
+        rules, history, item = unit.game.rules, unit.game.history, items[self._item]
+        out = [menu_page((self._item + 1) % len(items), rules, history, unit.page)]
         if item in settings.BY_NAME:
-            out.append(menu_page(self._item, settings.cycle(rules, item), history))
+            out.append(menu_page(self._item, settings.cycle(rules, item), history, unit.page))
         return out
 
     def tap(self, button: Button) -> None:
-        unit, item = self.unit, ITEMS[self._item]
+        unit, items = self.unit, self._items
+        item = items[self._item]
         self._close.set(unit.now + IDLE_MS)
         if button is Button.BUILD:
-            self._item = (self._item + 1) % len(ITEMS)
+            self._item = (self._item + 1) % len(items)
         elif item in settings.BY_NAME:
             unit.game.set_rules(settings.cycle(unit.game.rules, item))
             unit.cues.play(sounds.MENU_CHANGE, unit.now)

@@ -1,0 +1,82 @@
+"""The messages every phone reads: one ring, bounded, whatever the number of phones.
+
+The loop thread publishes (never waits: an append under a lock); each phone's stream
+keeps only its place in the ring. A phone that falls a whole ring behind (frozen, or on a
+slow link) skips what it missed, is told how many messages it lost, and gets the unit's
+current state, which says all a page shows: so memory is the ring's, however many phones
+and however slow, and the loop never waits for one. A phone that reconnects names the
+last message it saw (SSE's Last-Event-ID) and resumes after it, if the ring still holds
+it and the unit has not restarted since.
+"""
+
+from __future__ import annotations
+
+import itertools
+import secrets
+import threading
+from collections import deque
+from typing import NamedTuple
+
+RING = 256  # messages kept for phones that are behind or reconnecting
+
+
+class Message(NamedTuple):
+    seq: int
+    data: bytes  # the whole SSE message: id, event and data lines, and the blank line
+
+
+class Behind(NamedTuple):
+    """What a phone reads next: the messages after its place, how many it missed, the
+    state now (when it missed any, or starts afresh) and its new place."""
+
+    messages: list[Message]
+    missed: int
+    state: bytes | None
+    seq: int
+
+
+class Feed:
+    def __init__(self) -> None:
+        self.boot = secrets.token_hex(4)  # ids from an earlier run never resume here
+        self._lock = threading.Lock()
+        self._ring: deque[Message] = deque(maxlen=RING)
+        self._seq = 0
+        self._state: bytes | None = None  # the last state message
+
+    def publish(self, kind: str, data: str, state: bool = False) -> None:
+        """One message (loop thread); `state`: it says the whole page (kept as the last)."""
+        with self._lock:
+            self._seq += 1
+            message = Message(self._seq, _sse(f"{self.boot}.{self._seq}", kind, data))
+            self._ring.append(message)
+            if state:
+                self._state = message.data
+
+    def resume(self, last_id: str | None) -> int:
+        """Where a new stream starts: after `last_id` if the ring still holds what came
+        after it (the page then misses nothing), else at the end (with the state)."""
+        with self._lock:
+            boot, _, seq = (last_id or "").partition(".")
+            if boot == self.boot and seq.isdigit() and self._ring:
+                after = int(seq)
+                if self._ring[0].seq <= after + 1 and after <= self._seq:
+                    return after
+            return -1  # afresh: the state, then what comes
+
+    def since(self, seq: int) -> Behind:
+        """What a stream at `seq` has not read (-1: a new one, which gets the state)."""
+        with self._lock:
+            if seq < 0:
+                return Behind([], 0, self._state, self._seq)
+            first = self._ring[0].seq if self._ring else self._seq + 1
+            missed = max(0, first - seq - 1)
+            if missed:
+                return Behind([], missed, self._state, self._seq)
+            new = self._seq - seq  # the newest, at the ring's end
+            messages = list(itertools.islice(self._ring, len(self._ring) - new, None))
+            return Behind(messages, 0, None, self._seq)
+
+
+def _sse(id_: str, kind: str, data: str) -> bytes:
+    """An SSE message (`data` is one line of JSON: it holds no newline)."""
+    return f"id: {id_}\nevent: {kind}\ndata: {data}\n\n".encode()

@@ -1,0 +1,137 @@
+"""The requests a phone may make, read strictly: HTTP/1.1 as far as one small page needs,
+every size and every wait bounded, every mistake a 4xx and a closed connection.
+
+One request per connection (`Connection: close`): a page of four files and a press now
+and then needs no keep-alive, and a connection that ends with its answer cannot be held
+open by a client that never sends its next request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import socket
+from dataclasses import dataclass
+from http import HTTPStatus
+
+HEAD_BYTES = 8192  # the request line and its headers, at most
+HEADERS = 48  # header lines, at most
+BODY_BYTES = 1024  # a press's body is a few dozen bytes
+HEAD_S = 10.0  # the whole request: a client sending a byte a second is cut off
+_REQUEST_LINE = re.compile(r"([A-Z]{1,16}) (\S{1,2048}) HTTP/1\.[01]")
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # a header name (RFC 9110)
+
+
+class Refused(Exception):
+    """A request that gets `status` and a closed connection."""
+
+    def __init__(self, status: HTTPStatus, why: str = "") -> None:
+        super().__init__(why or status.phrase)
+        self.status = status
+
+
+@dataclass(frozen=True)
+class Request:
+    method: str
+    path: str  # without its query
+    query: str
+    headers: dict[str, str]  # names in lower case; a repeated header: the last
+    body: bytes
+
+
+async def read(reader: asyncio.StreamReader) -> Request:
+    """One request, within HEAD_S and the sizes above, or Refused (EOF: ConnectionError)."""
+    try:
+        return await asyncio.wait_for(_read(reader), HEAD_S)
+    except TimeoutError:
+        raise Refused(HTTPStatus.REQUEST_TIMEOUT) from None
+
+
+async def _read(reader: asyncio.StreamReader) -> Request:
+    try:
+        head = await reader.readuntil(b"\r\n\r\n")
+    except asyncio.LimitOverrunError:
+        raise Refused(HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE) from None
+    except asyncio.IncompleteReadError as e:
+        raise ConnectionError("closed before a whole request") from e
+    lines = head[:-4].split(b"\r\n")
+    try:
+        request_line = lines[0].decode("ascii")
+    except UnicodeDecodeError:
+        raise Refused(HTTPStatus.BAD_REQUEST, "the request line is not ASCII") from None
+    match = _REQUEST_LINE.fullmatch(request_line)
+    if match is None:
+        raise Refused(HTTPStatus.BAD_REQUEST, "not an HTTP/1 request line")
+    method, target = match[1], match[2]
+    if len(lines) - 1 > HEADERS:
+        raise Refused(HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE)
+    headers = {}
+    for line in lines[1:]:
+        name, colon, value = line.partition(b":")
+        text = name.decode("latin-1")
+        if not colon or not _TOKEN.fullmatch(text):
+            raise Refused(HTTPStatus.BAD_REQUEST, "a malformed header")
+        headers[text.lower()] = value.strip(b" \t").decode("latin-1")
+    if "transfer-encoding" in headers:
+        raise Refused(HTTPStatus.NOT_IMPLEMENTED, "no chunked bodies")
+    length = headers.get("content-length", "0")
+    if not length.isascii() or not length.isdigit():
+        raise Refused(HTTPStatus.BAD_REQUEST, "a bad Content-Length")
+    if int(length) > BODY_BYTES:
+        raise Refused(HTTPStatus.REQUEST_ENTITY_TOO_LARGE)
+    try:
+        body = await reader.readexactly(int(length))
+    except asyncio.IncompleteReadError as e:
+        raise ConnectionError("closed before the whole body") from e
+    if not target.startswith("/"):
+        raise Refused(HTTPStatus.BAD_REQUEST, "only a path is served")
+    path, _, query = target.partition("?")
+    return Request(method, path, query, headers, body)
+
+
+def response(
+    status: HTTPStatus,
+    body: bytes = b"",
+    content_type: str = "text/plain; charset=utf-8",
+    headers: tuple[tuple[str, str], ...] = (),
+    head: bool = False,
+) -> bytes:
+    """A whole response, closing the connection. Every answer forbids framing, sniffing
+    and scripts from elsewhere: the page is the unit's own."""
+    lines = [
+        f"HTTP/1.1 {status.value} {status.phrase}",
+        f"Content-Type: {content_type}",
+        f"Content-Length: {len(body)}",
+        "Connection: close",
+        *SAFE,
+        *(f"{name}: {value}" for name, value in headers),
+    ]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + (b"" if head else body)
+
+
+SAFE = (
+    "X-Content-Type-Options: nosniff",
+    "Referrer-Policy: no-referrer",
+    "Content-Security-Policy: default-src 'self'; img-src 'self' data:; frame-ancestors 'none'",
+    "Cache-Control: no-store",
+)
+
+
+def listening(host: str, port: int) -> socket.socket:
+    """A TCP socket bound and listening (OSError: the port is taken, or not ours)."""
+    sock = socket.create_server((host, port), backlog=128, reuse_port=False)
+    sock.setblocking(False)
+    return sock
+
+
+def lan_address() -> str:
+    """This machine's address on its LAN (the numeric IP: `.local` is unreliable on
+    Android): the source address a route out would use, found without sending a packet;
+    127.0.0.1 where there is no network."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("10.255.255.255", 1))
+            address: str = probe.getsockname()[0]
+        except OSError:
+            return "127.0.0.1"
+    return address
