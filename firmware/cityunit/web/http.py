@@ -42,7 +42,8 @@ class Request:
 async def read(reader: asyncio.StreamReader) -> Request:
     """One request, within HEAD_S and the sizes above, or Refused (EOF: ConnectionError)."""
     try:
-        return await asyncio.wait_for(_read(reader), HEAD_S)
+        async with asyncio.timeout(HEAD_S):
+            return await _read(reader)
     except TimeoutError:
         raise Refused(HTTPStatus.REQUEST_TIMEOUT) from None
 

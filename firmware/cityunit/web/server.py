@@ -12,40 +12,30 @@ feed's ring and the socket's buffer; the connections by MAX_CONNECTIONS.
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
-import hmac
-import io
-import json
 import logging
-import secrets
 import socket
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
-from dataclasses import dataclass
 from http import HTTPStatus
 from importlib import resources
 
 from PIL import Image
 
-from cityunit.core.events import OUTPUT_CHANGES, Event, EventKind
-from cityunit.core.gestures import Button
-from cityunit.core.screens import PAGE_KEY, page_link
+from cityunit.core.screens import PAGE_KEY
 from cityunit.loop.runtime import Runtime
 from cityunit.web import http
-from cityunit.web.feed import Feed
-from cityunit.web.hands import Hands, UnitHands
-from cityunit.web.table import Table
+from cityunit.web.broadcast import Broadcast
+from cityunit.web.hands import Hands, Presses, UnitHands
 
 log = logging.getLogger(__name__)
 
 MAX_CONNECTIONS = 64  # phones, and requests in flight: a table of six, many times over
 STATE_WAIT_S = 2.0  # for the loop to answer /state (it is busy for milliseconds at most)
 SEND_WAIT_S = 30.0  # a phone that takes no bytes for this long is let go
+SEND_BUFFER = 16 * 1024  # bytes a phone that stops reading holds in the unit (see `_bound`)
 KEEPALIVE_S = 25.0  # a comment on each stream (only while one is open): dead links show
-HOLD_LIMIT_S = 10.0  # a button held from a phone that went away is let go
-TOKEN_BYTES = 8  # 64 bits: 13 base32 characters, and the QR code stays 25x25
 FILES = {
     "/": ("index.html", "text/html; charset=utf-8"),
     "/page.css": ("page.css", "text/css; charset=utf-8"),
@@ -55,15 +45,6 @@ EVENT_STREAM = (
     b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\n"
     b"X-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\nretry: 2000\n\n"
 )
-_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-
-
-@dataclass
-class _Published:
-    """The loop thread's own: what the phones were last sent."""
-
-    state: str = ""
-    frame: bytes = b""
 
 
 class Page:
@@ -81,79 +62,36 @@ class Page:
         frames: Callable[[], Image.Image | None] | None = None,
     ) -> None:
         self.runtime = runtime
-        self.address = address
-        self.hands: Hands = hands if hands is not None else UnitHands(runtime)
-        self._frames = frames
-        self.feed = Feed()
-        self.table = Table()
-        self.token = _new_token()
-        self._published = _Published()
+        self.broadcast = Broadcast(runtime, address, self._wake, frames)
+        hands = hands if hands is not None else UnitHands(runtime)
+        self.presses = Presses(hands, lambda: self.broadcast.token)
         self._files = {path: _read(name) for path, (name, _) in FILES.items()}
-        self.watchers = 0  # streams open (the web thread's count; the loop only reads it)
         self.connections = 0
         self.refused = 0  # connections turned away at MAX_CONNECTIONS
+        self._turning_away = 0
+        self._open: set[asyncio.StreamWriter] = set()  # the web thread's
         self._sock = sock
         self._aloop: asyncio.AbstractEventLoop | None = None
         self._bell: asyncio.Event | None = None  # set at a change; then a new one
         self._stopping: asyncio.Event | None = None
         self._ready = threading.Event()
-        self._held: dict[Button, asyncio.TimerHandle] = {}
         self.closed = False
-        self._forget = [runtime.on_event(self._event), runtime.on_step(self._step_done)]
-        runtime.call(self._tell_unit)
         self._thread = threading.Thread(target=self._serve, name="web", daemon=True)
         self._thread.start()
         self._ready.wait()
 
     @property
+    def token(self) -> str:
+        """What a phone must send to press (the QR code's): renewed at each new game."""
+        return self.broadcast.token
+
+    @property
     def link(self) -> str:
         """The page with the token (the QR code's): pressing from it is allowed."""
-        return page_link(self.address, self.token)
-
-    # ----- the loop thread -------------------------------------------------------------
-
-    def _tell_unit(self) -> None:
-        self.runtime.unit.show_page(self.address, self.token)
-
-    def _event(self, event: Event) -> None:
-        if event.event is EventKind.NEW_GAME:  # a new game, a new token: the old one is void
-            self.token = _new_token()
-            self._tell_unit()
-        self.table.saw(event)
-        if self.watchers and event.event not in OUTPUT_CHANGES:
-            self.feed.publish("unit", _JSON(event.as_dict()))
-
-    def _step_done(self, force: bool = False) -> None:
-        if not self.watchers and not force:
-            return
-        published = self._published
-        unit = self.runtime.unit
-        snapshot = unit.snapshot()
-        history = tuple(unit.game.history)
-        state = _JSON(
-            self.table.state(snapshot, unit.game.rules, history, self._frames is not None)
-        )
-        changed = False
-        if force or state != published.state:
-            published.state = state
-            self.feed.publish("state", state, state=True)
-            changed = True
-        image = None if self._frames is None else self._frames()
-        if image is not None and (force or image.tobytes() != published.frame):
-            published.frame = image.tobytes()
-            self.feed.publish("frame", _JSON(_png(image)))
-            changed = True
-        if changed or force:
-            self._wake()
-
-    def _state(self) -> str:
-        """The page's JSON as of the unit's now."""
-        unit = self.runtime.unit
-        history = tuple(unit.game.history)
-        sim = self._frames is not None
-        return _JSON(self.table.state(unit.snapshot(), unit.game.rules, history, sim))
+        return self.broadcast.link
 
     def _wake(self) -> None:
+        """(The loop thread's.) The feed has news: the phones' thread rings the bell."""
         if self._aloop is not None:
             with contextlib.suppress(RuntimeError):  # closed: nobody to tell
                 self._aloop.call_soon_threadsafe(self._ring_bell)
@@ -179,10 +117,13 @@ class Page:
         async with server:
             await self._stopping.wait()
             server.close()
+            self._ring_bell()  # every stream looks, sees the stop, and ends
+            for writer in self._open:  # a request being read or answered: cut short
+                writer.transport.abort()
             others = asyncio.all_tasks() - {asyncio.current_task()}
-            for task in others:
+            _, pending = await asyncio.wait(others, timeout=1.0) if others else ((), ())
+            for task in pending:  # (none but a bug's: each ends on its own above)
                 task.cancel()
-            await asyncio.gather(*others, return_exceptions=True)
 
     def _ring_bell(self) -> None:
         """A change: every stream waiting on the bell wakes once, and the next change
@@ -193,12 +134,11 @@ class Page:
 
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         if self.connections >= MAX_CONNECTIONS:
-            self.refused += 1
-            writer.write(http.response(HTTPStatus.SERVICE_UNAVAILABLE, b"too many connections\n",
-                                       headers=(("Retry-After", "5"),)))  # fmt: skip
-            writer.close()
+            await self._turn_away(reader, writer)
             return
         self.connections += 1
+        self._open.add(writer)
+        _bound(writer)
         try:
             await self._answer(reader, writer)
         except (ConnectionError, TimeoutError, asyncio.IncompleteReadError):
@@ -209,6 +149,25 @@ class Page:
             log.exception("the page: a request failed")
         finally:
             self.connections -= 1
+            self._open.discard(writer)
+            writer.close()
+
+    async def _turn_away(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """Past MAX_CONNECTIONS: a 503, then a moment to take the request (closing on it
+        unread would reset the connection before the 503 is read); past twice as many,
+        closed at once."""
+        self.refused += 1
+        self._turning_away += 1
+        try:
+            if self._turning_away <= MAX_CONNECTIONS:
+                writer.write(http.response(HTTPStatus.SERVICE_UNAVAILABLE, b"busy: try again\n",
+                                           headers=(("Retry-After", "5"),)))  # fmt: skip
+                writer.write_eof()
+                with contextlib.suppress(Exception):
+                    async with asyncio.timeout(1.0):
+                        await reader.read(http.HEAD_BYTES)
+        finally:
+            self._turning_away -= 1
             writer.close()
 
     async def _answer(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -221,7 +180,8 @@ class Page:
         except http.Refused as e:
             reply = http.response(e.status, f"{e}\n".encode())
         writer.write(reply)
-        await asyncio.wait_for(writer.drain(), SEND_WAIT_S)
+        async with asyncio.timeout(SEND_WAIT_S):
+            await writer.drain()
 
     async def _route(self, request: http.Request) -> bytes:
         head = request.method == "HEAD"
@@ -238,77 +198,34 @@ class Page:
         if request.path in ("/press", "/switch"):
             if request.method != "POST":
                 raise http.Refused(HTTPStatus.METHOD_NOT_ALLOWED)
-            if request.path == "/switch" and not self.hands.switch_on_page:
+            if request.path == "/switch" and not self.presses.hands.switch_on_page:
                 raise http.Refused(HTTPStatus.NOT_FOUND, "the switch is on the box")
-            self._check_token(request)
-            self._act(request)
+            self.presses.act(request)
             return http.response(HTTPStatus.NO_CONTENT)
         raise http.Refused(HTTPStatus.NOT_FOUND)
-
-    def _check_token(self, request: http.Request) -> None:
-        given = request.headers.get("x-unit-token", "")
-        if not hmac.compare_digest(given.encode("latin-1"), self.token.encode()):
-            raise http.Refused(HTTPStatus.FORBIDDEN, "the unit's screen shows the code to play")
-
-    def _act(self, request: http.Request) -> None:
-        try:
-            body = json.loads(request.body)
-        except (ValueError, UnicodeDecodeError):
-            raise http.Refused(HTTPStatus.BAD_REQUEST, "the body must be JSON") from None
-        if not isinstance(body, dict):
-            raise http.Refused(HTTPStatus.BAD_REQUEST, "the body must be a JSON object")
-        if request.path == "/switch":
-            on = body.get("on")
-            if not isinstance(on, bool):
-                raise http.Refused(HTTPStatus.BAD_REQUEST, 'expected {"on": true|false}')
-            self.hands.switch(on)
-            return
-        down, name = body.get("down"), body.get("button")
-        if not isinstance(down, bool) or name not in ("auction", "build"):
-            raise http.Refused(
-                HTTPStatus.BAD_REQUEST, 'expected {"button": "auction"|"build", "down": true|false}'
-            )
-        button = Button(name)
-        held = self._held.pop(button, None)
-        if held is not None:
-            held.cancel()
-        if down:  # let go by itself if the phone never says so
-            assert self._aloop is not None
-            self._held[button] = self._aloop.call_later(HOLD_LIMIT_S, self._let_go, button)
-        self.hands.press(button, down)
-
-    def _let_go(self, button: Button) -> None:
-        del self._held[button]
-        self.hands.press(button, False)
 
     async def _state_now(self) -> str:
         """The unit's state as of now, from the loop (which alone may read the unit)."""
         answer: Future[str] = Future()
-
-        def ask() -> None:
-            unit = self.runtime.unit
-            history = tuple(unit.game.history)
-            state = self.table.state(
-                unit.snapshot(), unit.game.rules, history, self._frames is not None
-            )
-            answer.set_result(_JSON(state))
-
-        self.runtime.call(ask)
+        self.runtime.call(lambda: answer.set_result(self.broadcast.state()))
         try:
-            return await asyncio.wait_for(asyncio.wrap_future(answer), STATE_WAIT_S)
+            async with asyncio.timeout(STATE_WAIT_S):
+                return await asyncio.wrap_future(answer)
         except TimeoutError:
             raise http.Refused(HTTPStatus.SERVICE_UNAVAILABLE, "the unit is busy") from None
 
     async def _stream(self, writer: asyncio.StreamWriter, request: http.Request) -> None:
         """Server-sent events until the phone goes: the state, then every change."""
-        feed = self.feed
+        broadcast = self.broadcast
+        feed = broadcast.feed
         seq = feed.resume(request.headers.get("last-event-id"))
         writer.write(EVENT_STREAM)
-        self.watchers += 1
+        broadcast.watchers += 1
+        stopping = self._stopping
         try:
             bell = self._bell
-            assert bell is not None
-            self.runtime.call(lambda: self._step_done(force=seq < 0))
+            assert bell is not None and stopping is not None
+            self.runtime.call(lambda: broadcast.step_done(force=seq < 0))
             while True:
                 behind = feed.since(seq)
                 if behind.missed:
@@ -318,15 +235,19 @@ class Page:
                 for message in behind.messages:
                     writer.write(message.data)
                 seq = behind.seq
-                await asyncio.wait_for(writer.drain(), SEND_WAIT_S)
+                async with asyncio.timeout(SEND_WAIT_S):
+                    await writer.drain()
                 try:
-                    await asyncio.wait_for(bell.wait(), KEEPALIVE_S)
+                    async with asyncio.timeout(KEEPALIVE_S):
+                        await bell.wait()
                 except TimeoutError:
                     writer.write(b": still here\n\n")
+                if stopping.is_set():
+                    return
                 bell = self._bell
                 assert bell is not None
         finally:
-            self.watchers -= 1
+            broadcast.watchers -= 1
 
     # ----- any thread ------------------------------------------------------------------
 
@@ -335,8 +256,7 @@ class Page:
         if self.closed:
             return
         self.closed = True
-        for forget in self._forget:
-            forget()
+        self.broadcast.close()
         aloop, stopping = self._aloop, self._stopping
         if aloop is not None and stopping is not None:
             with contextlib.suppress(RuntimeError):  # ended already
@@ -347,16 +267,16 @@ class Page:
         self._sock.close()
 
 
-def _new_token() -> str:
-    return base64.b32encode(secrets.token_bytes(TOKEN_BYTES)).decode("ascii").rstrip("=")
+def _bound(writer: asyncio.StreamWriter) -> None:
+    """What a phone that stops reading may hold of the unit's memory: SEND_BUFFER in the
+    transport, about twice that in the kernel; then its stream waits, and the feed's ring
+    (not its queue) keeps what it misses."""
+    writer.transport.set_write_buffer_limits(high=SEND_BUFFER)
+    sock = writer.get_extra_info("socket")
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER)
 
 
 def _read(name: str) -> bytes:
     return resources.files("cityunit.web").joinpath("page", name).read_bytes()
-
-
-def _png(image: Image.Image) -> str:
-    """The OLED's frame as a data URL (a 1-bit PNG: a few hundred bytes)."""
-    out = io.BytesIO()
-    image.convert("1").save(out, "PNG", optimize=True)
-    return "data:image/png;base64," + base64.b64encode(out.getvalue()).decode("ascii")

@@ -1,0 +1,302 @@
+"""The players' page, as phones at the table use it: served by the whole unit on the
+virtual clock, read and pressed over real sockets."""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+
+import pytest
+import zxingcpp
+from web import WAIT_S, Served, served
+
+from cityunit.config import Config
+from cityunit.core.modes.settings import WITH_PAGE
+from cityunit.core.rules import Rules
+from cityunit.core.screens import MenuScreen
+from cityunit.display.render import render
+from cityunit.web import http
+from cityunit.web.feed import RING
+from cityunit.web.server import FILES, MAX_CONNECTIONS
+
+
+def switch_on(unit: Served) -> None:
+    unit.on_loop(lambda: unit.board.unit.switch(True, unit.clock.now_ms()))
+    unit.advance(0)
+
+
+# ----- the page and its state ------------------------------------------------------------
+
+
+def test_the_page_is_small_self_contained_and_locked_to_itself() -> None:
+    with served() as unit:
+        sizes = 0
+        for path, (name, kind) in FILES.items():
+            status, headers, body = unit.request("GET", path)
+            assert status == 200 and headers["Content-Type"] == kind
+            assert "default-src 'self'" in headers["Content-Security-Policy"]
+            assert headers["X-Content-Type-Options"] == "nosniff"
+            assert not re.search(rb"(?:src|href)=\"(?:https?:)?//", body), (
+                f"{name} loads from elsewhere"
+            )
+            sizes += len(body)
+        assert sizes < 60_000, f"the page is {sizes} bytes"
+        status, _, body = unit.request("GET", "/K/ABCDEFGHIJKLM")  # the QR code's way in
+        assert status == 200 and body == unit.request("GET", "/")[2]
+
+
+def test_the_state_says_what_the_table_sees_and_never_a_secret_auctions_length() -> None:
+    with served() as unit:
+        state = unit.state()
+        assert (state["v"], state["power"], state["mode"]) == (1, False, "off")
+        switch_on(unit)
+        unit.advance(61_000)
+        state = unit.state()
+        assert (state["hour"], state["mode"], state["running"]) == (1, "idle", True)
+        assert state["hour_elapsed_ms"] == 61_000 and state["hour_ms"] == 3_600_000
+        assert unit.press("auction") == 204
+        state = unit.state()
+        assert state["auction"] == {"phase": "running", "countdown_s": None}
+        assert "led" not in state and "tone_hz" not in state, "a unit's page has no LED"
+        length = unit.on_loop(lambda: unit.board.unit.mode._length)
+        assert str(length) not in json.dumps(state) and str(length // 1000) not in json.dumps(
+            state["auction"]
+        )
+
+
+def test_a_fixed_auction_counts_down_and_its_final_phase_shows() -> None:
+    config = Config(rules=Rules(auction_mode="fixed", auction_fixed_s=30))
+    with served(config=config) as unit:
+        switch_on(unit)
+        unit.press("auction")
+        assert unit.state()["auction"]["countdown_s"] == 30
+        unit.advance(20_500)
+        assert unit.state()["auction"] == {"phase": "running", "countdown_s": 10}
+        unit.advance(5_000)
+        assert unit.state()["auction"] == {"phase": "final", "countdown_s": 5, "final_s": 5}
+        unit.advance(5_000)
+        assert unit.state()["sold"] == "sold" and unit.state()["auction"] is None
+
+
+def test_permits_and_the_game_over_reach_the_page() -> None:
+    with served() as unit:
+        switch_on(unit)
+        for _ in range(3):
+            unit.press("build")
+            unit.advance(10_000)
+        permits = unit.state()["permits"]
+        assert len(permits) == 3 and all(p in (1, 2, 3, "station") for p in permits)
+        assert permits == [
+            p.value for p in unit.on_loop(lambda: tuple(unit.board.unit.game.history))
+        ]
+        unit.advance(3_600_000)
+        over = unit.state()
+        assert over["mode"] == "hour_end" and over["game_over"] == {"hours_played": 1}
+
+
+def test_the_hour_is_hidden_where_the_table_hides_it() -> None:
+    with served(config=Config(rules=Rules(show_clock=False))) as unit:
+        switch_on(unit)
+        unit.advance(5_000)
+        assert unit.state()["hour_elapsed_ms"] is None
+
+
+# ----- live: server-sent events ------------------------------------------------------------
+
+
+def test_a_phone_follows_an_auction_live_and_resumes_after_the_last_event_it_saw() -> None:
+    with served() as unit:
+        stream = unit.stream()
+        _, first = stream.until("state")
+        assert first["power"] is False
+        switch_on(unit)
+        stream.until("state", lambda s: s["power"])
+        unit.press("auction")
+        seen, _ = stream.until("unit", lambda e: e["event"] == "auction.start")
+        stream.close()
+        unit.press("auction")  # stopped while the phone was away
+        again = unit.stream(last_id=seen)
+        _, event = again.until("unit", lambda e: e["event"] == "auction.end")
+        assert event["stopped"] is True, "it resumed after the last event it saw"
+        again.close()
+        fresh = unit.stream(last_id="0123.4")  # an id from another run: the state afresh
+        _, state = fresh.until("state")
+        assert state["sold"] == "stopped" or state["mode"] == "idle"
+        fresh.close()
+
+
+def test_a_phone_that_stops_reading_costs_a_bounded_buffer_and_is_told_what_it_missed() -> None:
+    """Its stream waits on its full socket while the ring moves on: the loop never waits,
+    and when it reads again it is told how many it missed, then given the state."""
+    with served() as unit:
+        stream = unit.stream(receive_buffer=4096)
+        stream.until("state")
+        pad = "x" * 2000
+        for _ in range(RING * 2):  # 1 MB: far past the socket's buffers and the ring
+            unit.on_loop(
+                lambda: (
+                    unit.page.broadcast.feed.publish("unit", json.dumps(pad)),
+                    unit.page._wake(),
+                )
+            )
+        kinds = []
+        while (kind := stream.next()[1]) != "dropped":
+            kinds.append(kind)
+        assert len(kinds) < RING, "the stream was sent all it missed"
+        assert stream.next()[1] == "state"
+        stream.close()
+
+
+def test_the_page_costs_the_loop_nothing_while_nobody_watches() -> None:
+    with served() as unit:
+        switch_on(unit)
+        before = unit.page.broadcast.feed.since(-1).seq
+        for _ in range(5):
+            unit.press("auction")
+            unit.advance(3_000)
+        assert unit.page.broadcast.feed.since(-1).seq == before, "published with nobody watching"
+
+
+# ----- pressing from a phone: the token ------------------------------------------------------
+
+
+def test_a_press_needs_the_token_the_units_screen_shows() -> None:
+    with served() as unit:
+        switch_on(unit)
+        assert unit.press("auction", token="") == 403
+        assert unit.press("auction", token="A" * 13) == 403
+        assert unit.state()["mode"] == "idle"
+        assert unit.press("auction") == 204
+        assert unit.state()["mode"] == "auction"
+        status, _, _ = unit.request("POST", "/switch", {"on": False}, unit.page.token)
+        assert status == 404, "a unit's switch is on its box"
+
+
+def test_a_new_game_voids_the_token_and_the_menu_shows_the_new_one() -> None:
+    with served() as unit:
+        switch_on(unit)
+        old = unit.page.token
+        unit.press("build", hold_ms=2_000)  # the menu
+        while unit.on_loop(lambda: unit.board.unit.mode.screen(0)).item != "new_game":
+            unit.press("build")
+        unit.press("auction")  # NEW GAME
+        assert unit.page.token != old
+        assert unit.press("auction", token=old) == 403, "a token replayed after a new game"
+        assert unit.press("auction") == 204
+
+
+def test_the_menu_shows_the_page_as_a_qr_code_a_phone_reads() -> None:
+    with served() as unit:
+        switch_on(unit)
+        unit.press("build", hold_ms=2_000)
+        while (screen := unit.on_loop(lambda: unit.board.unit.mode.screen(0))).item != "page":
+            unit.press("build")
+        assert isinstance(screen, MenuScreen) and screen.count == len(WITH_PAGE)
+        assert unit.page.token not in " ".join(unit.state()["screen"]), "the token in STATE"
+        image = render(screen, "en").convert("L").resize((256, 128))
+        assert [code.text for code in zxingcpp.read_barcodes(image)] == [unit.page.link]
+        assert unit.request("GET", unit.page.link.split(str(unit.port), 1)[1])[0] == 200
+
+
+def test_a_phone_that_is_the_simulators_unit_flips_its_switch_and_sees_its_frames() -> None:
+    with served(sim=True) as unit:
+        stream = unit.stream()
+        stream.until("state")
+        token = unit.page.token
+        assert unit.request("POST", "/switch", {"on": True}, token)[0] == 204
+        unit.advance(100)  # the switch's debounce
+        _, state = stream.until("state", lambda s: s["power"])
+        assert {"led", "tone_hz", "volume"} <= state.keys()
+        _, frame = stream.until("frame")
+        assert frame.startswith("data:image/png;base64,")
+        stream.close()
+
+
+# ----- hostile phones ---------------------------------------------------------------------
+
+
+def raw(unit: Served, data: bytes) -> bytes:
+    """What the page answers to `data`, until it closes the connection."""
+    with socket.create_connection(("127.0.0.1", unit.port), timeout=WAIT_S) as sock:
+        sock.sendall(data)
+        out = b""
+        while chunk := sock.recv(65536):
+            out += chunk
+        return out
+
+
+@pytest.mark.parametrize(
+    ("request_bytes", "status"),
+    [
+        (b"GARBAGE\r\n\r\n", 400),
+        (b"GET / HTTP/9.9\r\n\r\n", 400),
+        (b"GET /../../etc/passwd HTTP/1.1\r\n\r\n", 404),
+        (b"GET /%2e%2e/%2e%2e/etc/passwd HTTP/1.1\r\n\r\n", 404),
+        (b"GET http://evil/ HTTP/1.1\r\n\r\n", 400),
+        (b"GET / HTTP/1.1\r\nX-A: " + b"a" * 20_000 + b"\r\n\r\n", 431),
+        (b"GET / HTTP/1.1\r\n" + b"X: y\r\n" * 100 + b"\r\n", 431),
+        (b"GET / HTTP/1.1\r\nBad Header\r\n\r\n", 400),
+        (b"POST /press HTTP/1.1\r\nContent-Length: 99999999\r\n\r\n", 413),
+        (b"POST /press HTTP/1.1\r\nContent-Length: -1\r\n\r\n", 400),
+        (b"POST /press HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", 501),
+        (b"POST /press HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}", 403),
+        (b"DELETE / HTTP/1.1\r\n\r\n", 405),
+        (b"GET /press HTTP/1.1\r\n\r\n", 405),
+        (b"GET /state.json HTTP/1.1\r\n\r\n", 404),
+        (b"GET /\xff HTTP/1.1\r\n\r\n", 400),
+    ],
+)
+def test_a_malformed_or_hostile_request_gets_a_4xx_and_the_unit_plays_on(
+    request_bytes: bytes, status: int
+) -> None:
+    with served() as unit:
+        answer = raw(unit, request_bytes)
+        assert answer.startswith(f"HTTP/1.1 {status} ".encode()), answer[:80]
+        switch_on(unit)
+        assert unit.state()["power"] is True
+
+
+def test_a_bad_body_with_the_token_is_a_400() -> None:
+    with served() as unit:
+        token = unit.page.token
+        for body in (b"nope", b"[]", b'{"button":"auction"}', b'{"button":"power","down":true}'):
+            head = f"POST /press HTTP/1.1\r\nX-Unit-Token: {token}\r\nContent-Length: {len(body)}\r\n\r\n"
+            assert raw(unit, head.encode() + body).startswith(b"HTTP/1.1 400 ")
+
+
+def test_a_client_that_never_finishes_its_request_is_cut_off(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(http, "HEAD_S", 0.3)
+    with served() as unit:
+        answer = raw(unit, b"GET / HTTP/1.1\r\nHost: x")  # and nothing more
+        assert answer.startswith(b"HTTP/1.1 408 ")
+
+
+def test_connections_are_bounded_and_the_unit_answers_past_the_bound() -> None:
+    with served() as unit:
+        held = [
+            socket.create_connection(("127.0.0.1", unit.port), timeout=WAIT_S)
+            for _ in range(MAX_CONNECTIONS)
+        ]
+        try:
+            answer = raw(unit, b"GET / HTTP/1.1\r\n\r\n")
+            assert answer.startswith(b"HTTP/1.1 503 "), answer[:60]
+            assert unit.page.refused >= 1
+            switch_on(unit)
+            assert unit.on_loop(lambda: unit.board.unit.power) is True
+        finally:
+            for sock in held:
+                sock.close()
+
+
+def test_the_page_closes_with_the_unit_and_gives_its_port_back() -> None:
+    with served() as unit:
+        port = unit.port
+        stream = unit.stream()
+        stream.until("state")
+    with pytest.raises(ConnectionError):
+        stream.next()
+    with socket.create_server(("127.0.0.1", port)):
+        pass
