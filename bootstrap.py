@@ -75,6 +75,9 @@ TOOLS = {
     "sfdisk": ("the SD-card image's partitions", ["fdisk"]),
     "dtc": ("the SD-card image's overlay", ["device-tree-compiler"]),
     "xz": ("the SD-card image's .xz", ["xz-utils"]),
+    # The players' page in a real browser, headless, driven through its WebDriver
+    "chromium": ("the page's browser tests", ["chromium"]),
+    "chromedriver": ("the page's browser tests (WebDriver)", ["chromium-driver"]),
 }
 IMAGE_TOOLS = ("mmdebstrap", "qemu-aarch64-static", "mcopy", "sfdisk", "dtc", "xz")
 

@@ -131,9 +131,9 @@ class Stream:
 
 
 @contextmanager
-def served(sim: bool = False, config: Config | None = None) -> Iterator[Served]:
-    """A unit with its page on a free port of 127.0.0.1, its loop running; `sim`: the
-    simulator's, whose page is the unit (its buttons, switch, frames)."""
+def served(sim: bool = False, config: Config | None = None, port: int = 0) -> Iterator[Served]:
+    """A unit with its page on `port` of 127.0.0.1 (0: a free one), its loop running;
+    `sim`: the simulator's, whose page is the unit (its buttons, switch, frames)."""
     clock = VirtualClock()
     config = config or Config()
     board: Board
@@ -142,7 +142,7 @@ def served(sim: bool = False, config: Config | None = None) -> Iterator[Served]:
     else:
         board = Board(config, clock, pin_factory=mock_pins(), panel=None, seed=1)
     with board:
-        sock = listening("127.0.0.1", 0)
+        sock = listening("127.0.0.1", port)
         port = sock.getsockname()[1]
         address = f"http://127.0.0.1:{port}/"
         if isinstance(board, SimBoard):

@@ -5,8 +5,8 @@
 
 const WORDS = {
   en: {
-    live: "live", lost: "reconnecting…", off: "Switch OFF", idle: "Hour", auction: "Auction",
-    permit: "Permit", settings: "Settings", hour_end: "Game over", shutdown: "Shutting down",
+    live: "live", lost: "reconnecting…", off: "Switch OFF", idle: "Playing", auction: "Auction",
+    permit: "Permit", settings: "Settings", hour_end: "Time's up", shutdown: "Shutting down",
     hour: (n) => `Hour ${n}`, paused: "PAUSED", running: "Auction running",
     final: "Final seconds!", left: (s) => `${s} s left`, sold: "SOLD!", stopped: "STOPPED",
     drawing: "Drawing a permit…", permitTitle: "Build permit", station: "Station",
@@ -19,8 +19,8 @@ const WORDS = {
     ledOn: "LED on", ledOff: "LED off", auctionButton: "AUCTION", buildButton: "BUILD",
   },
   fr: {
-    live: "en direct", lost: "reconnexion…", off: "Interrupteur sur OFF", idle: "Heure", auction: "Enchère",
-    permit: "Permis", settings: "Réglages", hour_end: "Fin de la partie", shutdown: "Arrêt",
+    live: "en direct", lost: "reconnexion…", off: "Interrupteur sur OFF", idle: "En jeu", auction: "Enchère",
+    permit: "Permis", settings: "Réglages", hour_end: "Temps écoulé", shutdown: "Arrêt",
     hour: (n) => `Heure ${n}`, paused: "EN PAUSE", running: "Enchère en cours",
     final: "Dernières secondes !", left: (s) => `${s} s restantes`, sold: "VENDU !", stopped: "ARRÊTÉ",
     drawing: "Tirage d'un permis…", permitTitle: "Permis de construire", station: "Gare",
