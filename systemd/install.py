@@ -44,6 +44,7 @@ COMMAND = Path("/usr/local/bin/cityunit")
 CONFIG = Path("/etc/cityunit/config.toml")
 SERVICE = Path("/etc/systemd/system/cityunit.service")
 POLKIT = Path("/etc/polkit-1/rules.d/50-cityunit.rules")
+WEB = Path("/etc/systemd/system/cityunit.service.d/web.conf")  # the page's network
 BOOT_CONFIGS = (Path("/boot/firmware/config.txt"), Path("/boot/config.txt"))
 I2C_SPEEDS = (100_000, 400_000, 1_000_000)  # display.i2c_baudrate's choices (config.py)
 OURS = re.compile(r"dtoverlay=pwm(-2chan)?,pin=\d+,func=\d+(,pin2=\d+,func2=\d+)?$")
@@ -314,6 +315,10 @@ class Installer:
 
     def service(self) -> None:
         self.write(SERVICE, (SOURCE / "systemd" / "cityunit.service").read_text())
+        if self.kept_table("web").get("enabled") is True:  # the page: a network, LAN only
+            self.write(WEB, (SOURCE / "systemd" / "web.conf").read_text())
+        else:
+            self.remove(WEB)
         self.write(POLKIT, POLKIT_RULE)
         self.run("systemctl", "daemon-reload")
         self.run("systemctl", "enable", "cityunit.service")
@@ -332,7 +337,7 @@ class Installer:
 
     def uninstall(self, purge: bool) -> None:
         self.run("systemctl", "disable", "--now", "cityunit.service", check=False)
-        for p in (SERVICE, POLKIT, COMMAND):
+        for p in (SERVICE, WEB, POLKIT, COMMAND):
             self.remove(p)
         self.remove(PREFIX)
         self.run("systemctl", "daemon-reload", check=False)

@@ -229,15 +229,35 @@ class Board:
     def serve_page(
         self,
         sock: socket.socket,
-        address: str,
+        address: str | None = None,
         hands: Hands | None = None,
         frames: Callable[[], Image.Image | None] | None = None,
     ) -> Page:
-        """The players' page on `sock` (listening), reached by phones at `address`; `hands`
-        and `frames` for a phone that is the unit (the simulator's)."""
+        """The players' page on `sock` (listening), reached by phones at `address` (None:
+        this machine's LAN address, followed); `hands` and `frames` for a phone that is
+        the unit (the simulator's)."""
         from cityunit.web.server import Page
 
         return self.attach(Page(self.runtime, sock, address, hands, frames))
+
+    def serve_web(self) -> Page | None:
+        """The page on the configured port, if `web.enabled`; the unit plays without it
+        when the port cannot be had (the journal says why)."""
+        system = self.config.system
+        if not system.web_enabled:
+            return None
+        from cityunit.web.http import listening
+
+        try:
+            sock = listening(system.web_port)
+        except OSError as e:
+            log.error("the players' page: cannot listen on port %d: %s", system.web_port,
+                      e.strerror or e)  # fmt: skip
+            return None
+        page = self.serve_page(sock)
+        log.info("the players' page is at %s (the menu's ON PHONES shows its QR code)",
+                 page.broadcast.address)  # fmt: skip
+        return page
 
     def serve_console(self) -> None:
         """The console on the configured serial port, if any; the unit plays without it

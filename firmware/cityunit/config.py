@@ -79,6 +79,9 @@ class System:
     shutdown_command: list[str] = setting("power.shutdown_command", [])
     # Where the game is kept across restarts; "" = systemd's $STATE_DIRECTORY, if any.
     state_dir: str = setting("state.dir", "")
+    # The players' page on the LAN (web/): off unless asked for (the image asks).
+    web_enabled: bool = setting("web.enabled", False)
+    web_port: int = setting("web.port", 8080, lo=1, hi=65535)
 
 
 @dataclass(frozen=True)

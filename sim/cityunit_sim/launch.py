@@ -158,18 +158,17 @@ def _listening(port: int) -> socket.socket:
     from cityunit.web.http import listening
 
     try:
-        return listening("0.0.0.0", port)
+        return listening(port)
     except OSError as e:
         raise _NoPort(f"--web: cannot listen on port {port}: {e.strerror or e}") from None
 
 
 def _serve_page(board: SimBoard, sock: socket.socket) -> None:
     """The unit as a page: its address and QR code on stderr, for a phone on the table."""
-    from cityunit.web.http import lan_address
     from cityunit_sim.board import SimHands
 
-    address = f"http://{lan_address()}:{sock.getsockname()[1]}/"
-    page = board.serve_page(sock, address, SimHands(board), lambda: board.oled_image)
+    page = board.serve_page(sock, None, SimHands(board), lambda: board.oled_image)
+    address = page.broadcast.address
     print(f"the unit's page: {address}  (to play from it: {page.link})", file=sys.stderr)
     if sys.stderr.isatty():
         import segno

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import subprocess
 import sys
 from functools import partial
@@ -479,3 +480,14 @@ def test_i2s_off_or_moved_away_is_no_finding(tmp_path: Path, status: bytes | Non
     sound_card(tmp_path, "soc/i2s@7e203001")  # on, with the parts elsewhere
     moved = doctor(tmp_path, dev, service="inactive", config="[pins]\nbuzzer = 12\n")
     assert moved.run() == 1 and levels(moved)["pins"] == OK
+
+
+def test_it_says_where_the_players_page_is(tmp_path: Path) -> None:
+    d = doctor(tmp_path, machine(tmp_path), config="[web]\nenabled = true\nport = 8123\n")
+    d.run()
+    assert levels(d)["page"] == OK
+    assert re.search(r"http://[0-9.]+:8123/ on this network", report(d)), report(d)
+    (tmp_path / "off").mkdir()
+    quiet = doctor(tmp_path / "off", machine(tmp_path / "off"))
+    quiet.run()
+    assert "page" not in levels(quiet)

@@ -4,8 +4,12 @@ virtual clock, read and pressed over real sockets."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 import socket
+import subprocess
+import sys
 
 import pytest
 import zxingcpp
@@ -300,3 +304,70 @@ def test_the_page_closes_with_the_unit_and_gives_its_port_back() -> None:
         stream.next()
     with socket.create_server(("127.0.0.1", port)):
         pass
+
+
+# ----- the service's page: from the config ---------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.create_server(("127.0.0.1", 0)) as probe:
+        port: int = probe.getsockname()[1]
+    return port
+
+
+def test_the_config_turns_the_page_on_and_the_menu_offers_it() -> None:
+    from cityunit.board import Board
+    from cityunit.config import System
+    from cityunit.loop.clock import VirtualClock
+    from cityunit.parts.gpio import mock_pins
+
+    port = free_port()
+    config = Config(system=System(web_enabled=True, web_port=port))
+    with Board(config, VirtualClock(), pin_factory=mock_pins(), panel=None, seed=1) as board:
+        page = board.serve_web()
+        assert page is not None and page.broadcast.address.endswith(f":{port}/")
+        board.runtime.stop()
+        board.runtime.run()  # what waits (the page told to the unit), then the stop
+        assert board.unit.page == (page.broadcast.address, page.token)
+    off = Config()
+    with Board(off, VirtualClock(), pin_factory=mock_pins(), panel=None, seed=1) as board:
+        assert board.serve_web() is None, "web.enabled is false by default"
+
+
+def test_a_port_the_page_cannot_have_is_said_and_the_unit_plays_on(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from cityunit.board import Board
+    from cityunit.config import System
+    from cityunit.loop.clock import VirtualClock
+    from cityunit.parts.gpio import mock_pins
+
+    with socket.create_server(("", 0)) as taken:
+        port = taken.getsockname()[1]
+        config = Config(system=System(web_enabled=True, web_port=port))
+        with Board(config, VirtualClock(), pin_factory=mock_pins(), panel=None, seed=1) as board:
+            assert board.serve_web() is None
+            board.unit.switch(True, 0)
+            assert board.unit.power
+    assert f"cannot listen on port {port}" in caplog.text
+
+
+@pytest.mark.skipif(shutil.which("unshare") is None or os.geteuid() != 0,
+                    reason="needs root and unshare: a network namespace of its own")  # fmt: skip
+def test_the_kernel_tells_the_page_when_an_address_comes() -> None:
+    """Wi-Fi up after the unit: netlink wakes the page, which looks up its address again
+    (no timer). In a network namespace of its own, so the machine's are not touched."""
+    script = (
+        "import select, subprocess\n"
+        "from cityunit.web.address import address_changes, drain\n"
+        "changes = address_changes()\n"
+        "assert changes is not None\n"
+        "assert select.select([changes], [], [], 0)[0] == [], 'woken with nothing new'\n"
+        "subprocess.run(['ip', 'addr', 'add', '192.0.2.7/24', 'dev', 'lo'], check=True)\n"
+        "assert select.select([changes], [], [], 10)[0] == [changes], 'not told'\n"
+        "drain(changes)\n"
+        "print('told')\n"
+    )
+    result = subprocess.run(["unshare", "--net", sys.executable, "-c", script],
+                            capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert result.stdout.strip() == "told", result.stderr

@@ -142,7 +142,7 @@ def served(sim: bool = False, config: Config | None = None, port: int = 0) -> It
     else:
         board = Board(config, clock, pin_factory=mock_pins(), panel=None, seed=1)
     with board:
-        sock = listening("127.0.0.1", port)
+        sock = listening(port, "127.0.0.1")
         port = sock.getsockname()[1]
         address = f"http://127.0.0.1:{port}/"
         if isinstance(board, SimBoard):

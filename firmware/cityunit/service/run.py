@@ -148,6 +148,7 @@ def _serve(
         return 2
     with board:
         board.serve_console()
+        board.serve_web()
         board.reread_on_reload(args.config, _keeper(args.or_last_good))
         if refused is not None:
             board.runtime.call(lambda: board.unit.notice(refused, clock.now_ms()))

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from cityunit.config import Config, ConfigError, Hardware, load
 from cityunit.header import i2s_clashes, i2s_on, raspberry_pi
+from cityunit.web.address import page_address
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -131,6 +132,9 @@ class Doctor:
                 self.check_spi(config)
             elif display and self.check_i2c(config):
                 self.check_i2c_speed(config, service_active)
+            if config.system.web_enabled:
+                self.say(OK, "page", f"{page_address(config.system.web_port)} on this network"
+                         " (the menu's ON PHONES shows it as a QR code)")  # fmt: skip
         return 1 if any(f.level == FAIL for f in self.findings) else 0
 
     def check_config(self) -> Config | None:

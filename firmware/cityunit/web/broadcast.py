@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import logging
 import secrets
 from collections.abc import Callable
 
@@ -17,6 +18,8 @@ from cityunit.core.screens import page_link
 from cityunit.loop.runtime import Runtime
 from cityunit.web.feed import Feed
 from cityunit.web.table import Table
+
+log = logging.getLogger(__name__)
 
 TOKEN_BYTES = 8  # 64 bits: 13 base32 characters, and the QR code stays 25x25
 _JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
@@ -50,6 +53,12 @@ class Broadcast:
     def link(self) -> str:
         """The page with the token (the QR code's): pressing from it is allowed."""
         return page_link(self.address, self.token)
+
+    def move(self, address: str) -> None:
+        """The page is reached at `address` now (a new lease, Wi-Fi up after the unit)."""
+        self.address = address
+        self._tell_unit()
+        log.info("the players' page is at %s", address)
 
     def _tell_unit(self) -> None:
         self.runtime.unit.show_page(self.address, self.token)

@@ -118,21 +118,12 @@ SAFE = (
 )
 
 
-def listening(host: str, port: int) -> socket.socket:
-    """A TCP socket bound and listening (OSError: the port is taken, or not ours)."""
-    sock = socket.create_server((host, port), backlog=128, reuse_port=False)
+def listening(port: int, host: str = "") -> socket.socket:
+    """A TCP socket listening on `port` (OSError: taken, or not ours to take), on `host`,
+    or on every address, IPv4 and IPv6, where it is ""."""
+    if not host and socket.has_dualstack_ipv6():
+        sock = socket.create_server(("", port), family=socket.AF_INET6, dualstack_ipv6=True)
+    else:
+        sock = socket.create_server((host, port))
     sock.setblocking(False)
     return sock
-
-
-def lan_address() -> str:
-    """This machine's address on its LAN (the numeric IP: `.local` is unreliable on
-    Android): the source address a route out would use, found without sending a packet;
-    127.0.0.1 where there is no network."""
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
-        try:
-            probe.connect(("10.255.255.255", 1))
-            address: str = probe.getsockname()[0]
-        except OSError:
-            return "127.0.0.1"
-    return address

@@ -18,6 +18,7 @@ import socket
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
+from functools import partial
 from http import HTTPStatus
 from importlib import resources
 
@@ -26,6 +27,7 @@ from PIL import Image
 from cityunit.core.screens import PAGE_KEY
 from cityunit.loop.runtime import Runtime
 from cityunit.web import http
+from cityunit.web.address import address_changes, drain, page_address
 from cityunit.web.broadcast import Broadcast
 from cityunit.web.hands import Hands, Presses, UnitHands
 
@@ -50,18 +52,22 @@ EVENT_STREAM = (
 class Page:
     """The players' page on `sock` (bound and listening: the caller chose where), for the
     runtime's unit. `address`: the page's URL as phones reach it (the QR code's, the
-    log's, without the token); `frames`: the OLED's picture for a phone that is the unit
-    (the simulator's), with `hands` that press its buttons and flip its switch."""
+    log's, without the token); None: this machine's on its LAN, followed as it changes.
+    `frames`: the OLED's picture for a phone that is the unit (the simulator's), with
+    `hands` that press its buttons and flip its switch."""
 
     def __init__(
         self,
         runtime: Runtime,
         sock: socket.socket,
-        address: str,
+        address: str | None = None,
         hands: Hands | None = None,
         frames: Callable[[], Image.Image | None] | None = None,
     ) -> None:
         self.runtime = runtime
+        self._port = sock.getsockname()[1]
+        self._follow = address is None  # the LAN's address, as it changes
+        address = page_address(self._port) if address is None else address
         self.broadcast = Broadcast(runtime, address, self._wake, frames)
         hands = hands if hands is not None else UnitHands(runtime)
         self.presses = Presses(hands, lambda: self.broadcast.token)
@@ -113,6 +119,9 @@ class Page:
             self._connection, sock=self._sock, limit=http.HEAD_BYTES
         )
         self._aloop = asyncio.get_running_loop()
+        changes = address_changes() if self._follow else None
+        if changes is not None:
+            self._aloop.add_reader(changes, self._moved, changes)
         self._ready.set()
         async with server:
             await self._stopping.wait()
@@ -124,6 +133,16 @@ class Page:
             _, pending = await asyncio.wait(others, timeout=1.0) if others else ((), ())
             for task in pending:  # (none but a bug's: each ends on its own above)
                 task.cancel()
+        if changes is not None:
+            self._aloop.remove_reader(changes)
+            changes.close()
+
+    def _moved(self, changes: socket.socket) -> None:
+        """The kernel's addresses changed: the page's, looked up again, to the menu."""
+        drain(changes)
+        address = page_address(self._port)
+        if address != self.broadcast.address:
+            self.runtime.call(partial(self.broadcast.move, address))
 
     def _ring_bell(self) -> None:
         """A change: every stream waiting on the bell wakes once, and the next change
