@@ -582,8 +582,9 @@ def test_with_the_page_on_the_service_is_exposed_at_most_1_6(tmp_path: Path) -> 
     """The drop-in's cost, stated: the network (LAN addresses only) takes the service from
     0.7 to 1.5 ("OK"); without the page it stays networkless (at most 1.0, above)."""
     unit = tmp_path / "cityunit.service"
-    unit.write_text((ROOT / "systemd/cityunit.service").read_text() + "\n"
-                    + (ROOT / "systemd/web.conf").read_text().replace("[Service]\n", ""))  # fmt: skip
+    service = (ROOT / "systemd/cityunit.service").read_text()
+    web = (ROOT / "systemd/web.conf").read_text().replace("[Service]\n", "")
+    unit.write_text(service.replace("\n[Install]\n", f"\n{web}\n[Install]\n"))
     result = subprocess.run(
         ["systemd-analyze", "security", "--offline=yes", "--no-pager", str(unit)],
         capture_output=True, text=True, timeout=60,
@@ -592,4 +593,6 @@ def test_with_the_page_on_the_service_is_exposed_at_most_1_6(tmp_path: Path) -> 
         pytest.skip("systemd-analyze before 252 has no --offline")
     level = re.search(r"Overall exposure level for cityunit\.service: (\d+\.\d+)", result.stdout)
     assert level is not None, result.stdout
+    assert "Unknown key" not in result.stderr, result.stderr
+    assert "✗ PrivateNetwork=" in result.stdout, "the drop-in was not read"
     assert float(level[1]) <= 1.6
