@@ -23,6 +23,13 @@ rm -f /etc/ssh/ssh_host_*
 
 PIP_NO_INDEX=1 PIP_FIND_LINKS=/opt/cityunit-image/wheels python3 /usr/src/cityunit/systemd/install.py
 
+# The players' page on: the card's unit is on Wi-Fi once sysconf.txt names it, and every
+# phone on it then follows the game. Its network, LAN addresses only, as the installer
+# gives it when the config turns the page on.
+sed -i 's/^enabled = false /enabled = true  /' /etc/cityunit/config.toml
+grep -q '^enabled = true ' /etc/cityunit/config.toml
+install -D -m 644 /usr/src/cityunit/systemd/web.conf /etc/systemd/system/cityunit.service.d/web.conf
+
 # The config on the boot partition (FAT), for any computer to edit; the unit reads it
 # through the path the installer gave it.
 mv /etc/cityunit/config.toml /boot/firmware/cityunit.toml

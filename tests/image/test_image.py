@@ -137,6 +137,15 @@ def test_the_display_is_tried_and_logged_down(emulated: EmulatedPi, unit: Client
     assert unit.state()["power"] == "on"
 
 
+def test_the_players_page_is_served(emulated: EmulatedPi, unit: Client) -> None:
+    """The image turns the page on, with its network (cityunit.service.d/web.conf). QEMU's
+    raspi3b gives the emulated Pi no network interface here (its only NIC would be on
+    USB, which this machine's QEMU does not wire to one), so no phone can fetch it: the
+    unit listens, and says where (127.0.0.1: no network, no other address)."""
+    emulated.wait_for(r"cityunit.*the players' page is at http://[0-9.]+:8080/", timeout=60)
+    assert unit.state()["power"] == "on"
+
+
 def a_mistake(good: bytes) -> bytes:
     """cityunit.toml as a player mistypes it on a computer: a volume that does not exist."""
     assert b'volume = "high"' in good

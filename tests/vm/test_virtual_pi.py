@@ -21,11 +21,13 @@ import re
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
 import pytest
+import zxingcpp
 from frames import showed, shown_i2c, shown_spi
 from guest_image import recipe
 from PIL import Image
@@ -376,6 +378,61 @@ def test_stop_leaves_the_led_and_buzzer_off_and_the_glass_dark(
     )
     pi.sudo("systemctl start cityunit")
     until("the service is active", lambda: active(pi))
+
+
+def get_json(url: str, data: bytes | None = None, token: str = "") -> dict | None:
+    """A phone's request: the JSON it got (a POST's 204: {}), or None if none came."""
+    request = urllib.request.Request(url, data, {"X-Unit-Token": token} if token else {})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            body = answer.read()
+    except (OSError, ValueError):
+        return None
+    return json.loads(body) if body else {}
+
+
+def test_the_players_page_on_the_lan_and_a_press_with_the_glass_qr_code(
+    pi: VirtualPi, console: Callable[[], Client]
+) -> None:
+    """The config turns the page on; the installer gives the service its network (LAN
+    addresses only). A phone on QEMU's network (this machine, through 10.0.2.2) reads
+    the state, the unit finds its own address (10.0.2.15), and the phone presses with the
+    token it reads off the glass's QR code, as a camera would."""
+    edit_config(pi, web__enabled="true")
+    result = pi.run("cd cityunit && sudo python3 systemd/install.py", timeout=1_200)
+    assert "wrote /etc/systemd/system/cityunit.service.d/web.conf" in result.stdout, result.stdout
+    until("the service is active", lambda: active(pi))
+    page = f"http://127.0.0.1:{pi.web_port}"
+    assert until("the page answers from the LAN", lambda: get_json(f"{page}/state"))["v"] == 1
+    until("the unit says where its page is",
+          lambda: "the players' page is at http://10.0.2.15:8080/" in pi.journal())  # fmt: skip
+    console().close()  # the unit's console started again with the service
+    unit = console()
+    unit.switch(True)
+    until("a game is on", lambda: unit.state()["mode"] == "idle", 60)
+    unit.hold("BUILD", 2_000)  # the menu
+    for _ in range(12):
+        if unit.state()["screen"][1:2] == ["ON PHONES"]:
+            break
+        unit.press("BUILD")
+    assert unit.state()["screen"][1:] == ["ON PHONES", "http://10.0.2.15:8080/"]
+
+    def read_qr() -> str | None:
+        frames = list(shown_i2c(pi.i2c_writes()))
+        image = frames[-1].convert("L").resize((256, 128)) if frames else None
+        codes = [] if image is None else zxingcpp.read_barcodes(image)
+        return codes[0].text if codes else None
+
+    link = until("the glass shows the QR code", read_qr)
+    assert link.startswith("HTTP://10.0.2.15:8080/K/"), link
+    token = link.rsplit("/", 1)[1]
+    unit.hold("BUILD", 2_000)  # out of the menu
+    press = json.dumps({"button": "auction", "down": True}).encode()
+    assert get_json(f"{page}/press", press, "WRONG") is None, "no press without the token"
+    assert get_json(f"{page}/press", press, token) == {}
+    assert get_json(f"{page}/press", press.replace(b"true", b"false"), token) == {}
+    until("the phone's press started an auction", lambda: unit.state()["mode"] == "auction", 60)
+    unit.press("AUCTION")  # stopped, from the box
 
 
 def test_the_spi_display_in_a_second_configuration(

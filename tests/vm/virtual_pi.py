@@ -129,7 +129,7 @@ class VirtualPi:
     def __init__(self, image: Image, run_dir: Path | None = None) -> None:
         self.image = image
         self.dir = run_dir or Path(tempfile.mkdtemp(prefix="vpi-run-"))
-        self.ssh_port, self.console_port = free_ports(2)
+        self.ssh_port, self.console_port, self.web_port = free_ports(3)
         self.process: subprocess.Popen[bytes] | None = None
         self.control = self.dir / "ssh.sock"  # the shared connection's socket
         self.layer = self.dir / "layer.qcow2"  # the guest's writes, over the cached image
@@ -151,7 +151,8 @@ class VirtualPi:
             "-kernel", str(self.image.kernel), "-initrd", str(self.image.initrd),
             "-append", "root=/dev/vda rw console=ttyS0,115200 net.ifnames=0 panic=0",
             "-drive", f"file={self.layer},format=qcow2,if=virtio", "-no-reboot",
-            "-netdev", f"user,id=net,hostfwd=tcp:127.0.0.1:{self.ssh_port}-:22",
+            "-netdev", f"user,id=net,hostfwd=tcp:127.0.0.1:{self.ssh_port}-:22"
+                       f",hostfwd=tcp:127.0.0.1:{self.web_port}-:8080",  # the players' page
             "-device", "virtio-net-pci,netdev=net",
             "-device", "virtio-rng-pci",
             "-chardev", f"file,id=console,path={self.console_log},append=on",
