@@ -371,3 +371,26 @@ def test_the_kernel_tells_the_page_when_an_address_comes() -> None:
     result = subprocess.run(["unshare", "--net", sys.executable, "-c", script],
                             capture_output=True, text=True, timeout=60)  # fmt: skip
     assert result.stdout.strip() == "told", result.stderr
+
+
+def test_a_thousand_connections_are_bounded_and_the_page_recovers() -> None:
+    with served() as unit:
+        flood = []
+        try:
+            for _ in range(1_000):
+                sock = socket.socket()
+                sock.setblocking(False)
+                sock.connect_ex(("127.0.0.1", unit.port))
+                flood.append(sock)
+            switch_on(unit)  # the loop is not stalled by the flood
+            assert unit.on_loop(lambda: unit.board.unit.power) is True
+            assert unit.page.connections <= MAX_CONNECTIONS
+        finally:
+            for sock in flood:
+                sock.close()
+        # (the page sees each close in its turn: a 503 may come while it has not yet)
+        statuses = [unit.request("GET", "/")[0] for _ in range(3)]
+        while statuses[-1] != 200 and len(statuses) < 200:
+            statuses.append(unit.request("GET", "/")[0])
+        assert statuses[-1] == 200, f"the page serves again once the flood is gone: {statuses}"
+        assert unit.state()["power"] is True
