@@ -10,6 +10,7 @@ import json
 import logging
 import secrets
 from collections.abc import Callable
+from typing import Any
 
 from PIL import Image
 
@@ -44,7 +45,7 @@ class Broadcast:
         self.watchers = 0  # streams open (the phones' thread counts; the loop only reads)
         self._wake = wake
         self._frames = frames
-        self._state = ""  # the last state and frame the phones were sent
+        self._state = ""  # the news in the last state the phones were sent, and its frame
         self._frame = b""
         self._forget = [runtime.on_event(self._event), runtime.on_step(self.step_done)]
         runtime.call(self._tell_unit)
@@ -76,10 +77,11 @@ class Broadcast:
         it, for a phone that has just come)."""
         if not self.watchers and not force:
             return
-        state, changed = self.state(), force
-        if force or state != self._state:
-            self._state = state
-            self.feed.publish("state", state, state=True)
+        table, changed = self._table(), force
+        news = _JSON({**table, "hour_elapsed_ms": None} if table["running"] else table)
+        if force or news != self._state:  # a running clock's time is no news: phones count it
+            self._state = news
+            self.feed.publish("state", _JSON(table), state=True)
             changed = True
         image = None if self._frames is None else self._frames()
         if image is not None and (force or image.tobytes() != self._frame):
@@ -91,10 +93,13 @@ class Broadcast:
 
     def state(self) -> str:
         """The page's JSON as of the unit's now."""
+        return _JSON(self._table())
+
+    def _table(self) -> dict[str, Any]:
         unit = self.runtime.unit
         history = tuple(unit.game.history)
         sim = self._frames is not None
-        return _JSON(self.table.state(unit.snapshot(), unit.game.rules, history, sim))
+        return self.table.state(unit.snapshot(), unit.game.rules, history, sim)
 
     def close(self) -> None:
         for forget in self._forget:

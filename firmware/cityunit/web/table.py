@@ -53,7 +53,6 @@ class Table:
             "permit": None,
             "permits": [p.value for p in history],
             "game_over": None,
-            "screen": screen.lines(snapshot.picture.language),
         }
         if isinstance(screen, AuctionScreen):
             phase = "final" if self._final else "running"
