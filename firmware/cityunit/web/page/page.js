@@ -33,7 +33,7 @@ const WORDS = {
     ledOn: "LED allumée", ledOff: "LED éteinte", auctionButton: "ENCHÈRE", buildButton: "CONSTRUIRE",
   },
 };
-const VOLUME = { off: 0, low: 0.04, high: 0.15 };
+const VOLUME = { off: 0, low: 0.04, medium: 0.08, high: 0.15 }; // the gain of a square wave
 
 const $ = (id) => document.getElementById(id);
 let words = WORDS.en;
