@@ -242,21 +242,20 @@ class Board:
 
     def serve_web(self) -> Page | None:
         """The page on the configured port, if `web.enabled`; the unit plays without it
-        when the port cannot be had (the journal says why)."""
+        when the page cannot start (the port taken, no network: the journal says why)."""
         system = self.config.system
         if not system.web_enabled:
             return None
         from cityunit.web.http import listening
 
         try:
-            sock = listening(system.web_port)
-        except OSError as e:
-            log.error("the players' page: cannot listen on port %d: %s", system.web_port,
-                      e.strerror or e)  # fmt: skip
+            page = self.serve_page(listening(system.web_port))
+        except Exception as e:
+            why = e.strerror if isinstance(e, OSError) and e.strerror else e
+            log.error("the players' page: cannot serve on port %d: %s", system.web_port, why)
             return None
-        page = self.serve_page(sock)
         log.info("the players' page is at %s (the menu's ON PHONES shows its QR code)",
-                 page.broadcast.address)  # fmt: skip
+                 page.link.address)  # fmt: skip
         return page
 
     def serve_console(self) -> None:

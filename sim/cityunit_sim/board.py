@@ -169,6 +169,11 @@ class SimBoard(Board):
         pin = self.pin(part)
         pin.drive_low() if down else pin.drive_high()  # buttons pull the pin low
 
+    def switch(self, on: bool) -> None:
+        """A hand moving the switch: its contact closes to GND when ON."""
+        pin = self.pin("power")
+        pin.drive_low() if on else pin.drive_high()
+
     def inject(self, words: list[str]) -> None:
         """FAULT's words (loop thread): DISPLAY GONE|BACK, BUS <n> (its next n writes
         fail), SAVE FAIL|OK|<n> (every save, or the next n), POWER CUT. From the first
@@ -243,5 +248,4 @@ class SimHands:
         self._board.press(button.value, down)
 
     def switch(self, on: bool) -> None:
-        pin = self._board.pin("power")
-        pin.drive_low() if on else pin.drive_high()  # the switch closes to GND
+        self._board.switch(on)

@@ -15,8 +15,6 @@ from cityunit import __version__
 from cityunit.service.startup import read_config, serving, state_dir
 
 if TYPE_CHECKING:
-    import socket
-
     from cityunit.config import Config
     from cityunit.loop.clock import Clock
     from cityunit.loop.inbox import Inbox
@@ -118,19 +116,18 @@ def _simulate(
     speed = 1.0 if args.speed is None else args.speed
     kept = state_dir(config) if config.system.state_dir else None
     try:
-        page = None if args.web is None else _listening(args.web)
         board = SimBoard(
             config, clock, seed, state_dir=kept, inbox=inbox,
-            observed=mode != "headless" or page is not None,
+            observed=mode != "headless" or args.web is not None,
         )  # fmt: skip
-    except (Busy, _NoPort) as e:
+    except Busy as e:
         print(f"cityunit sim: {e}", file=sys.stderr)
         return 2
     with board:
         log.info("cityunit %s simulator (%s): %s clock, seed %d", __version__, mode,
                  "virtual" if clock.virtual else "real", seed)  # fmt: skip
-        if page is not None:
-            _serve_page(board, page)
+        if args.web is not None and not _serve_page(board, args.web):
+            return 2
         beside = _pty(board) if mode != "headless" and args.console == "pty" else None
         if mode == "window":
             import pygame
@@ -147,36 +144,32 @@ def _simulate(
             from cityunit_sim.terminal import Terminal
 
             return Terminal(board, speed, console=beside).run()
-        return _headless(board, args.console or ("none" if page else "stdio"))
+        web = args.web is not None
+        return _headless(board, args.console or ("none" if web else "stdio"), web)
 
 
-class _NoPort(Exception):
-    """--web's port cannot be listened on."""
-
-
-def _listening(port: int) -> socket.socket:
+def _serve_page(board: SimBoard, port: int) -> bool:
+    """The unit as a page: its address and QR code on stderr, for a phone on the table;
+    False, having said why, where it cannot be served."""
     from cityunit.web.http import listening
-
-    try:
-        return listening(port)
-    except OSError as e:
-        raise _NoPort(f"--web: cannot listen on port {port}: {e.strerror or e}") from None
-
-
-def _serve_page(board: SimBoard, sock: socket.socket) -> None:
-    """The unit as a page: its address and QR code on stderr, for a phone on the table."""
     from cityunit_sim.board import SimHands
 
-    page = board.serve_page(sock, None, SimHands(board), lambda: board.oled_image)
-    address = page.broadcast.address
-    print(f"the unit's page: {address}  (to play from it: {page.link})", file=sys.stderr)
+    try:
+        page = board.serve_page(listening(port), None, SimHands(board), lambda: board.oled_image)
+    except OSError as e:
+        print(f"cityunit sim: --web: cannot listen on port {port}: {e.strerror or e}",
+              file=sys.stderr)  # fmt: skip
+        return False
+    print(f"the unit's page: {page.link.address}  (to play from it: {page.link.link})",
+          file=sys.stderr)  # fmt: skip
     if sys.stderr.isatty():
         import segno
 
-        segno.make(page.link, error="l", micro=False).terminal(out=sys.stderr, compact=True)
+        segno.make(page.link.link, error="l", micro=False).terminal(out=sys.stderr, compact=True)
+    return True
 
 
-def _headless(board: SimBoard, console: str) -> int:
+def _headless(board: SimBoard, console: str, web: bool = False) -> int:
     from cityunit.console.links import FdLink
     from cityunit.parts.notify import Notifier
 
@@ -189,7 +182,7 @@ def _headless(board: SimBoard, console: str) -> int:
             )
     elif console == "pty":
         _pty(board)
-    elif sys.stdin.isatty():
+    elif web and sys.stdin.isatty():
         print("the page is served until Ctrl-C", file=sys.stderr)
     runtime.run(ready=Notifier().ready)  # under systemd or a bench: the first frame is up
     return 0

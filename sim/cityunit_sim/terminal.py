@@ -105,8 +105,7 @@ class Terminal:
         if ch in ("q", "\x1b"):
             return False
         if ch == " ":
-            pin = self.board.pin("power")
-            pin.drive_high() if pin.state == 0 else pin.drive_low()
+            self.board.switch(self.board.pin("power").state != 0)
         elif ch in actions:
             self.hold(*actions[ch])
         return True

@@ -98,8 +98,7 @@ class Window:
 
     def toggle_switch(self) -> None:
         """The switch flipped: its pin moved, as a hand would."""
-        pin = self.board.pin("power")
-        pin.drive_low() if pin.state != 0 else pin.drive_high()
+        self.board.switch(self.board.pin("power").state != 0)
 
     def placed(self) -> pygame.Rect:
         """Where the drawing goes in the window: scaled to fit, centred."""

@@ -99,12 +99,13 @@ def test_the_page_follows_an_auction_to_sold_and_a_permit_live(browser: Any) -> 
 def test_a_press_needs_the_token_from_the_units_screen(browser: Any) -> None:
     with served() as unit:
         switch_on(unit)
-        browser.get(unit.page.link)  # as a phone's camera opens the QR code
+        browser.get(unit.page.link.link)  # as a phone's camera opens the QR code
         shown(browser, lambda d: visible(d, "controls"), "the buttons, with the token")
         assert "/K/" not in browser.current_url.upper(), "the token left the address bar"
         browser.find_element("id", "auction-button").click()
         shown(browser, lambda d: unit.state()["mode"] == "auction", "a press from the phone")
         browser.find_element("id", "auction-button").click()  # STOPPED
+        shown(browser, lambda d: unit.state()["sold"] == "stopped", "stopped from the phone")
         unit.advance(5_000)
         unit.press("build", hold_ms=2_000)  # the menu, from the table: a new game
         while unit.on_loop(lambda: unit.board.unit.mode.screen(0)).item != "new_game":
@@ -154,10 +155,12 @@ def test_the_page_at_a_phones_size_matches_its_golden(
 
 def test_a_phone_is_the_simulators_unit(browser: Any) -> None:
     with served(sim=True) as unit:
-        browser.get(unit.page.link)
+        browser.get(unit.page.link.link)
         shown(browser, lambda d: visible(d, "switch-button"), "the switch on the page")
         browser.find_element("id", "switch-button").click()
-        unit.advance(100)
+        power = unit.board.pin("power")  # type: ignore[attr-defined]
+        shown(browser, lambda d: power.state == 0, "the phone's switch moved the pin")
+        unit.advance(100)  # then its debounce, on the virtual clock
         shown(browser, lambda d: text(d, "switch-button") == "SWITCH: ON", "switched ON")
         source = shown(
             browser, lambda d: d.find_element("id", "oled").get_attribute("src"), "a frame"

@@ -482,11 +482,30 @@ def test_i2s_off_or_moved_away_is_no_finding(tmp_path: Path, status: bytes | Non
     assert moved.run() == 1 and levels(moved)["pins"] == OK
 
 
-def test_it_says_where_the_players_page_is(tmp_path: Path) -> None:
-    d = doctor(tmp_path, machine(tmp_path), config="[web]\nenabled = true\nport = 8123\n")
+def test_it_says_where_the_players_page_is_and_whether_it_answers(tmp_path: Path) -> None:
+    config = "[web]\nenabled = true\nport = 8123\n"
+    network = tmp_path / "web.conf"
+    d = doctor(tmp_path, machine(tmp_path), config=config)
+    d.page_network = network
     d.run()
-    assert levels(d)["page"] == OK
+    assert levels(d)["page"] == FAIL and "run the installer again" in report(d)
+    network.write_text("[Service]\n")
+    asked: list[str] = []
+    (tmp_path / "a").mkdir()
+    d = doctor(tmp_path, machine(tmp_path / "a"), config=config)
+    d.page_network, d.fetch = network, lambda url: asked.append(url) or b"{}"
+    d.run()
+    assert levels(d)["page"] == OK and asked == ["http://127.0.0.1:8123/state"]
     assert re.search(r"http://[0-9.]+:8123/ on this network", report(d)), report(d)
+
+    def refused(url: str) -> bytes:
+        raise ConnectionRefusedError(111, "Connection refused")
+
+    (tmp_path / "b").mkdir()
+    d = doctor(tmp_path, machine(tmp_path / "b"), config=config)
+    d.page_network, d.fetch = network, refused
+    d.run()
+    assert levels(d)["page"] == FAIL and "nothing answers on port 8123" in report(d)
     (tmp_path / "off").mkdir()
     quiet = doctor(tmp_path / "off", machine(tmp_path / "off"))
     quiet.run()

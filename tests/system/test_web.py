@@ -10,13 +10,15 @@ import shutil
 import socket
 import subprocess
 import sys
+import threading
+from pathlib import Path
 
 import pytest
 import zxingcpp
 from web import WAIT_S, Served, served
 
 from cityunit.config import Config
-from cityunit.core.modes.settings import WITH_PAGE
+from cityunit.core.modes.settings import items
 from cityunit.core.rules import Rules
 from cityunit.core.screens import MenuScreen
 from cityunit.display.render import render
@@ -120,13 +122,32 @@ def test_a_phone_follows_an_auction_live_and_resumes_after_the_last_event_it_saw
         seen, _ = stream.until("unit", lambda e: e["event"] == "auction.start")
         stream.close()
         unit.press("auction")  # stopped while the phone was away
+        unit.press("build")
+        unit.advance(10_000)
         again = unit.stream(last_id=seen)
-        _, event = again.until("unit", lambda e: e["event"] == "auction.end")
-        assert event["stopped"] is True, "it resumed after the last event it saw"
+        missed = []
+        while "permit" not in missed:
+            kind, data = again.next()[1:]
+            if kind == "unit":
+                missed.append(json.loads(data)["event"])
+        assert missed[0] == "auction.end", f"the events it missed, in order: {missed}"
+        _, state = again.until("state")
+        assert state["permits"], "then the state as it is"
         again.close()
-        fresh = unit.stream(last_id="0123.4")  # an id from another run: the state afresh
+
+
+def test_a_phone_that_comes_is_given_the_state_as_of_its_coming_not_an_old_one() -> None:
+    """A stale state first would make the page announce news that is not new (an auction
+    started long ago, a game over already told)."""
+    with served() as unit:
+        stream = unit.stream()
+        stream.until("state")
+        stream.close()
+        switch_on(unit)
+        unit.press("auction")
+        fresh = unit.stream(last_id="0123.4")  # an id from another run: afresh
         _, state = fresh.until("state")
-        assert state["sold"] == "stopped" or state["mode"] == "idle"
+        assert state["mode"] == "auction", "the first state is the unit's now"
         fresh.close()
 
 
@@ -141,7 +162,7 @@ def test_a_phone_that_stops_reading_costs_a_bounded_buffer_and_is_told_what_it_m
             unit.on_loop(
                 lambda: (
                     unit.page.broadcast.feed.publish("unit", json.dumps(pad)),
-                    unit.page._wake(),
+                    unit.page.broadcast.step_done(force=True),  # (which wakes the phones)
                 )
             )
         kinds = []
@@ -153,13 +174,17 @@ def test_a_phone_that_stops_reading_costs_a_bounded_buffer_and_is_told_what_it_m
 
 
 def test_the_page_costs_the_loop_nothing_while_nobody_watches() -> None:
+    """No state is made for nobody (a step's cost): only the unit's few events are kept,
+    for a phone that comes back."""
     with served() as unit:
         switch_on(unit)
-        before = unit.page.broadcast.feed.since(-1).seq
+        feed = unit.page.broadcast.feed
+        before = feed.since(-1).seq
         for _ in range(5):
             unit.press("auction")
             unit.advance(3_000)
-        assert unit.page.broadcast.feed.since(-1).seq == before, "published with nobody watching"
+        kept = feed.since(before).messages
+        assert kept and all(b"event: unit\n" in message.data for message in kept)
 
 
 # ----- pressing from a phone: the token ------------------------------------------------------
@@ -173,19 +198,19 @@ def test_a_press_needs_the_token_the_units_screen_shows() -> None:
         assert unit.state()["mode"] == "idle"
         assert unit.press("auction") == 204
         assert unit.state()["mode"] == "auction"
-        status, _, _ = unit.request("POST", "/switch", {"on": False}, unit.page.token)
+        status, _, _ = unit.request("POST", "/switch", {"on": False}, unit.page.link.token)
         assert status == 404, "a unit's switch is on its box"
 
 
 def test_a_new_game_voids_the_token_and_the_menu_shows_the_new_one() -> None:
     with served() as unit:
         switch_on(unit)
-        old = unit.page.token
+        old = unit.page.link.token
         unit.press("build", hold_ms=2_000)  # the menu
         while unit.on_loop(lambda: unit.board.unit.mode.screen(0)).item != "new_game":
             unit.press("build")
         unit.press("auction")  # NEW GAME
-        assert unit.page.token != old
+        assert unit.page.link.token != old
         assert unit.press("auction", token=old) == 403, "a token replayed after a new game"
         assert unit.press("auction") == 204
 
@@ -196,20 +221,20 @@ def test_the_menu_shows_the_page_as_a_qr_code_a_phone_reads() -> None:
         unit.press("build", hold_ms=2_000)
         while (screen := unit.on_loop(lambda: unit.board.unit.mode.screen(0))).item != "page":
             unit.press("build")
-        assert isinstance(screen, MenuScreen) and screen.count == len(WITH_PAGE)
-        assert unit.page.token not in json.dumps(unit.state()), "the token in the page's state"
+        assert isinstance(screen, MenuScreen) and screen.count == len(items(unit.page.link))
+        assert unit.page.link.token not in json.dumps(unit.state()), "the token in the page's state"
         text = unit.on_loop(lambda: unit.board.unit.state())["screen"]
-        assert unit.page.token not in " ".join(text), "the token in the console's STATE"
+        assert unit.page.link.token not in " ".join(text), "the token in the console's STATE"
         image = render(screen, "en").convert("L").resize((256, 128))
-        assert [code.text for code in zxingcpp.read_barcodes(image)] == [unit.page.link]
-        assert unit.request("GET", unit.page.link.split(str(unit.port), 1)[1])[0] == 200
+        assert [code.text for code in zxingcpp.read_barcodes(image)] == [unit.page.link.link]
+        assert unit.request("GET", unit.page.link.link.split(str(unit.port), 1)[1])[0] == 200
 
 
 def test_a_phone_that_is_the_simulators_unit_flips_its_switch_and_sees_its_frames() -> None:
     with served(sim=True) as unit:
         stream = unit.stream()
         stream.until("state")
-        token = unit.page.token
+        token = unit.page.link.token
         assert unit.request("POST", "/switch", {"on": True}, token)[0] == 204
         unit.advance(100)  # the switch's debounce
         _, state = stream.until("state", lambda s: s["power"])
@@ -265,7 +290,7 @@ def test_a_malformed_or_hostile_request_gets_a_4xx_and_the_unit_plays_on(
 
 def test_a_bad_body_with_the_token_is_a_400() -> None:
     with served() as unit:
-        token = unit.page.token
+        token = unit.page.link.token
         for body in (b"nope", b"[]", b'{"button":"auction"}', b'{"button":"power","down":true}'):
             head = f"POST /press HTTP/1.1\r\nX-Unit-Token: {token}\r\nContent-Length: {len(body)}\r\n\r\n"
             assert raw(unit, head.encode() + body).startswith(b"HTTP/1.1 400 ")
@@ -327,10 +352,10 @@ def test_the_config_turns_the_page_on_and_the_menu_offers_it() -> None:
     config = Config(system=System(web_enabled=True, web_port=port))
     with Board(config, VirtualClock(), pin_factory=mock_pins(), panel=None, seed=1) as board:
         page = board.serve_web()
-        assert page is not None and page.broadcast.address.endswith(f":{port}/")
+        assert page is not None and page.link.address.endswith(f":{port}/")
         board.runtime.stop()
         board.runtime.run()  # what waits (the page told to the unit), then the stop
-        assert board.unit.page == (page.broadcast.address, page.token)
+        assert board.unit.page == page.link
     off = Config()
     with Board(off, VirtualClock(), pin_factory=mock_pins(), panel=None, seed=1) as board:
         assert board.serve_web() is None, "web.enabled is false by default"
@@ -351,7 +376,7 @@ def test_a_port_the_page_cannot_have_is_said_and_the_unit_plays_on(
             assert board.serve_web() is None
             board.unit.switch(True, 0)
             assert board.unit.power
-    assert f"cannot listen on port {port}" in caplog.text
+    assert f"cannot serve on port {port}: Address already in use" in caplog.text
 
 
 @pytest.mark.skipif(shutil.which("unshare") is None or os.geteuid() != 0,
@@ -396,3 +421,33 @@ def test_a_thousand_connections_are_bounded_and_the_page_recovers() -> None:
             statuses.append(unit.request("GET", "/")[0])
         assert statuses[-1] == 200, f"the page serves again once the flood is gone: {statuses}"
         assert unit.state()["power"] is True
+
+
+def test_a_loop_slower_than_a_phones_patience_is_a_503_and_the_unit_plays_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The phone gives up on /state; the loop's answer, when it comes, must land nowhere
+    harmful (it raised InvalidStateError into the loop, and the unit stopped)."""
+    from cityunit.web import server
+
+    monkeypatch.setattr(server, "STATE_WAIT_S", 0.2)
+    with served() as unit:
+        busy = threading.Event()
+        unit.board.runtime.call(lambda: busy.wait(WAIT_S))  # the loop held up
+        statuses = [unit.request("GET", "/state")[0] for _ in range(3)]
+        assert statuses == [503, 503, 503]
+        busy.set()
+        switch_on(unit)
+        assert unit.state()["power"] is True, "the loop answered, and plays on"
+
+
+def test_the_page_plays_every_volume_the_unit_has() -> None:
+    """The phone that is the unit sets its gain by the table's volume: a volume missing
+    from the page's table played as no volume the unit has (medium did)."""
+    from cityunit.core import settings
+
+    page_js = (Path(http.__file__).parent / "page" / "page.js").read_text()
+    table = re.search(r"const VOLUME = \{([^}]*)\}", page_js)
+    assert table is not None
+    keys = re.findall(r"(\w+):", table[1])
+    assert sorted(keys) == sorted(settings.BY_NAME["volume"].choices)

@@ -73,7 +73,7 @@ class Served:
 
     def press(self, button: str, token: str | None = None, hold_ms: int = 0) -> int:
         """A tap (or a hold of `hold_ms` of virtual time) from a phone: its status."""
-        token = self.page.token if token is None else token
+        token = self.page.link.token if token is None else token
         status = self.request("POST", "/press", {"button": button, "down": True}, token)[0]
         if status == 204:
             self.advance(hold_ms)

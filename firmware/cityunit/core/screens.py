@@ -8,7 +8,7 @@ auction: that would spoil the surprise.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from cityunit.core.permit import Permit
 
@@ -210,13 +210,7 @@ class MenuScreen:
     title: str = ""  # a setting's title, in the language
     value: str = ""  # its current choice, in words
     permits: tuple[Permit, ...] = ()  # the history, newest first
-    address: str = ""  # the players' page ("page"): its URL, in the QR code and in words
-    token: str = ""  # ... and the token that lets a phone play, in the QR code only
-
-    @property
-    def link(self) -> str:
-        """The QR code's text: the page with the token (`page_link`)."""
-        return page_link(self.address, self.token)
+    page: PageLink | None = None  # the players' page ("page"): its QR code and address
 
     def lines(self, lang: str) -> list[str]:
         """SETTINGS i/n (counted from 1), then: a setting's title, value and the buttons'
@@ -224,8 +218,8 @@ class MenuScreen:
         NEW GAME."""
         t = TEXT[lang]
         head = t["settings"].format(i=self.index + 1, n=self.count)
-        if self.item == "page":
-            return [head, t["page"], self.address]
+        if self.page is not None:
+            return [head, t["page"], self.page.address]
         if self.item == "history":
             station = "G" if lang == "fr" else "S"
             text = " ".join(station if p is Permit.STATION else str(p.value) for p in self.permits)
@@ -301,8 +295,16 @@ class RefusedScreen:
 PAGE_KEY = "K/"  # the page's path that carries the token: http://<address>/K/<token>
 
 
-def page_link(address: str, token: str) -> str:
-    """The page at `address` ("http://192.168.1.20:8080/") with the token to play from it,
-    in QR's alphanumeric characters only (upper case, no '#' or '='), which keeps the code
-    at 25x25 modules: two pixels each fit the OLED's height. `token` is base32."""
-    return f"{address.upper()}{PAGE_KEY}{token}"
+class PageLink(NamedTuple):
+    """Where the players' page is, and the token that lets a phone press from it: one
+    value, replaced whole (a new game, a new address), so no reader sees half of each."""
+
+    address: str  # "http://192.168.1.20:8080/": shown in words
+    token: str  # base32: in the QR code only, never in words
+
+    @property
+    def link(self) -> str:
+        """The QR code's text: the page with the token, in QR's alphanumeric characters
+        only (upper case, no '#' or '='), which keeps the code at 25x25 modules: two
+        pixels each fit the OLED's height."""
+        return f"{self.address.upper()}{PAGE_KEY}{self.token}"

@@ -31,7 +31,7 @@ from cityunit.core.hour import HOUR_MS, HourClock
 from cityunit.core.notice import Notice
 from cityunit.core.rules import Rules
 from cityunit.core.saved import SavedGame
-from cityunit.core.screens import Screen
+from cityunit.core.screens import PageLink, Screen
 from cityunit.core.snapshot import Effects, Light, Picture, Snapshot, Sound
 from cityunit.core.timers import Timers, earliest
 
@@ -46,7 +46,7 @@ class Unit(modes.Context):
         self._power_on = (rules, self.rng.getstate())  # what `reset` goes back to
         self.revision = 0
         self._effects = Effects()
-        self.page: tuple[str, str] | None = None  # see `show_page`; a reset keeps it
+        self.page: PageLink | None = None  # see `show_page`; a reset keeps it
         self._start(rules, now)
 
     def _start(self, rules: Rules, now: int) -> None:
@@ -272,10 +272,10 @@ class Unit(modes.Context):
         self.game.stop()
         self.game.start_hour(self.now, show=partial(self.to, "idle"))
 
-    def show_page(self, address: str, token: str) -> None:
-        """The players' page is served at `address`: the menu shows it, with `token` (which
-        lets a phone press the buttons) in its QR code only, never in STATE's text."""
-        self.page = (address, token)
+    def show_page(self, page: PageLink) -> None:
+        """The players' page is served: the menu shows where, with the token (which lets a
+        phone press the buttons) in its QR code only, never in STATE's text."""
+        self.page = page
         self._changed()
 
     def new_game(self) -> None:

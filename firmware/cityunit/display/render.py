@@ -215,7 +215,8 @@ def _page(screen: MenuScreen, canvas: Canvas, lines: list[str]) -> None:
     across the table), its address in words on the right."""
     import segno  # only where the page is served, and only on this screen
 
-    code = segno.make(screen.link, error="l", micro=False)
+    assert screen.page is not None
+    code = segno.make(screen.page.link, error="l", micro=False)
     size = int(code.symbol_size(border=0)[0])
     scale = 2 if size * 2 + 4 <= HEIGHT else 1
     border = max(1, (HEIGHT - size * scale) // (2 * scale))  # the quiet zone, lit
@@ -227,7 +228,7 @@ def _page(screen: MenuScreen, canvas: Canvas, lines: list[str]) -> None:
             if dark:
                 left, up = (x + border) * scale, top + (y + border) * scale
                 canvas.rectangle((left, up, left + scale - 1, up + scale - 1), fill=0)
-    host, _, port = screen.address.split("//", 1)[-1].rstrip("/").rpartition(":")
+    host, _, port = screen.page.address.split("//", 1)[-1].rstrip("/").rpartition(":")
     right, width = side + (WIDTH - side) // 2, WIDTH - side - 2
     words = [lines[1]]
     if font(10, True).getlength(host) > width:  # 192.168. / 100.200

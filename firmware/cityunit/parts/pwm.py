@@ -19,6 +19,7 @@ import contextlib
 import errno
 import logging
 import os
+import re
 import time
 from pathlib import Path
 
@@ -234,3 +235,16 @@ def hint(error: OSError, overlay: str) -> str:
     if error.errno == errno.EBUSY:
         return "another program or driver holds the channel (`sudo cat /sys/kernel/debug/pwm`)"
     return ""
+
+
+def on_hardware(log: str) -> set[str] | None:
+    """The parts the service's latest start put on the PWM hardware and kept there, from
+    its log; None when the log says nothing of it."""
+    parts: set[str] | None = None
+    for line in log.splitlines():
+        if "PWM hardware for" in line:  # "for: X", or "for X" in a journal from before
+            listed = re.split(r"PWM hardware for:? ", line)[-1].strip()
+            parts = set() if listed.startswith("none") else set(listed.split(", "))
+        elif parts is not None and ": hardware PWM failed" in line:
+            parts.discard(line.split(": hardware PWM failed")[0].split()[-1])
+    return parts

@@ -10,7 +10,6 @@ import contextlib
 import os
 import platform
 import random
-import re
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -60,17 +59,14 @@ def _service_log() -> str:
     return result.stdout
 
 
-def on_hardware(log: str) -> set[str] | None:
-    """The parts the service's latest start put on the PWM hardware and kept there, from
-    its log; None when the log says nothing of it."""
-    parts: set[str] | None = None
-    for line in log.splitlines():
-        if "PWM hardware for" in line:  # "for: X", or "for X" in a journal from before
-            listed = re.split(r"PWM hardware for:? ", line)[-1].strip()
-            parts = set() if listed.startswith("none") else set(listed.split(", "))
-        elif parts is not None and ": hardware PWM failed" in line:
-            parts.discard(line.split(": hardware PWM failed")[0].split()[-1])
-    return parts
+WEB_DROP_IN = Path("/etc/systemd/system/cityunit.service.d/web.conf")
+
+
+def _fetch(url: str) -> bytes:
+    from urllib.request import urlopen
+
+    with urlopen(url, timeout=3) as answer:  # the unit's own page, on the loopback
+        return bytes(answer.read())
 
 
 def _open_bus(port: int) -> Any:
@@ -102,6 +98,8 @@ class Doctor:
     device_tree: Path = Path("/proc/device-tree")
     i2c_adapters: Path = Path("/sys/class/i2c-adapter")
     frames_panel: Callable[[Hardware], Any] = _luma_panel
+    page_network: Path = WEB_DROP_IN  # the installer's, while web.enabled
+    fetch: Callable[[str], bytes] = _fetch
     step: int | None = None  # the build guide's step: check only what is wired so far
     findings: list[Finding] = field(default_factory=list)
     service_active: bool = False  # as found by `run`
@@ -133,8 +131,7 @@ class Doctor:
             elif display and self.check_i2c(config):
                 self.check_i2c_speed(config, service_active)
             if config.system.web_enabled:
-                self.say(OK, "page", f"{page_address(config.system.web_port)} on this network"
-                         " (the menu's ON PHONES shows it as a QR code)")  # fmt: skip
+                self.check_page(config.system.web_port, service_active)
         return 1 if any(f.level == FAIL for f in self.findings) else 0
 
     def check_config(self) -> Config | None:
@@ -166,6 +163,24 @@ class Doctor:
         else:
             self.say(WARN, "service", "not installed: `sudo python3 systemd/install.py`")
         return active == "active"
+
+    def check_page(self, port: int, service_active: bool) -> None:
+        """The players' page: the service's network for it (the installer's, when the
+        config turned it on), the page answering, and where phones find it."""
+        address = page_address(port)
+        if not self.page_network.exists():
+            self.say(FAIL, "page", "web.enabled is set, but the service has no network for "
+                     "it: run the installer again (sudo python3 systemd/install.py)")  # fmt: skip
+            return
+        try:
+            if service_active:
+                self.fetch(f"http://127.0.0.1:{port}/state")
+        except OSError as e:
+            self.say(FAIL, "page", f"nothing answers on port {port} ({e}): "
+                     "`journalctl -u cityunit -g page` says why")  # fmt: skip
+            return
+        self.say(OK, "page", f"{address} on this network (the menu's ON PHONES shows it"
+                 " as a QR code)")  # fmt: skip
 
     def check_gpio(self, config: Config, service_active: bool) -> None:
         """The GPIO chip is there and ours to use, and the configured pins are free (or
@@ -242,6 +257,8 @@ class Doctor:
 
     def say_held(self, held: dict[str, str]) -> None:
         """The channels the running service holds: what its own log says it plays them on."""
+        from cityunit.parts.pwm import on_hardware
+
         said = on_hardware(self.service_log())
         if said is None:
             self.say(OK, "PWM", " and ".join(held.values()) + ": held by the running service; "

@@ -7,8 +7,9 @@ from __future__ import annotations
 import contextlib
 import socket
 
-# rtnetlink's multicast groups for addresses added and removed (linux/rtnetlink.h)
-RTMGRP_IPV4_IFADDR, RTMGRP_IPV6_IFADDR = 0x10, 0x100
+# rtnetlink's multicast group for IPv4 addresses added and removed (linux/rtnetlink.h):
+# the page's address is IPv4 (IPv6's privacy addresses would wake it for nothing).
+RTMGRP_IPV4_IFADDR = 0x10
 
 
 def lan_address() -> str:
@@ -37,7 +38,7 @@ def address_changes() -> socket.socket | None:
     except (OSError, AttributeError):
         return None
     try:
-        sock.bind((0, RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR))
+        sock.bind((0, RTMGRP_IPV4_IFADDR))
     except OSError:
         sock.close()
         return None
@@ -46,7 +47,8 @@ def address_changes() -> socket.socket | None:
 
 
 def drain(sock: socket.socket) -> None:
-    """What the kernel said, read and dropped: that something changed is all we use."""
-    with contextlib.suppress(BlockingIOError, InterruptedError):
+    """What the kernel said, read and dropped: that something changed is all we use (an
+    overrun, ENOBUFS, says that too)."""
+    with contextlib.suppress(OSError):
         while sock.recv(65536):
             pass

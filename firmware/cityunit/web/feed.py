@@ -1,12 +1,15 @@
 """The messages every phone reads: one ring, bounded, whatever the number of phones.
 
 The loop thread publishes (never waits: an append under a lock); each phone's stream
-keeps only its place in the ring. A phone that falls a whole ring behind (frozen, or on a
-slow link) skips what it missed, is told how many messages it lost, and gets the unit's
-current state, which says all a page shows: so memory is the ring's, however many phones
-and however slow, and the loop never waits for one. A phone that reconnects names the
-last message it saw (SSE's Last-Event-ID) and resumes after it, if the ring still holds
-it and the unit has not restarted since.
+keeps only its place in the ring. The unit's events go in always (a few a minute: an
+auction, a permit, an hour), the page's state and the simulator's frames only while a
+phone watches, and a phone that comes gets the state as of its coming. A phone that
+falls a whole ring behind (frozen, or on a slow link) skips what it missed, is told how
+many messages it lost, and gets the latest state, which says all a page shows: so memory
+is the ring's, however many phones and however slow, and the loop never waits for one.
+A phone that reconnects names the last message it saw (SSE's Last-Event-ID) and is sent
+the events that came after it, if the ring still holds them and the unit has not
+restarted since.
 """
 
 from __future__ import annotations
@@ -26,8 +29,8 @@ class Message(NamedTuple):
 
 
 class Behind(NamedTuple):
-    """What a phone reads next: the messages after its place, how many it missed, the
-    state now (when it missed any, or starts afresh) and its new place."""
+    """What a stream reads next: the messages after its place, how many it missed (then
+    the latest state, instead of them) and its new place."""
 
     messages: list[Message]
     missed: int
@@ -52,22 +55,21 @@ class Feed:
             if state:
                 self._state = message.data
 
-    def resume(self, last_id: str | None) -> int:
-        """Where a new stream starts: after `last_id` if the ring still holds what came
-        after it (the page then misses nothing), else at the end (with the state)."""
+    def place(self, last_id: str | None) -> int:
+        """Where a new stream starts: after `last_id` if the ring still holds all that came
+        after it (a phone back from a drop misses no event), else at the end."""
         with self._lock:
             boot, _, seq = (last_id or "").partition(".")
-            if boot == self.boot and seq.isdigit() and self._ring:
+            if boot == self.boot and seq.isdigit() and len(seq) <= 12:
                 after = int(seq)
-                if self._ring[0].seq <= after + 1 and after <= self._seq:
+                first = self._ring[0].seq if self._ring else self._seq + 1
+                if first <= after + 1 and after <= self._seq:
                     return after
-            return -1  # afresh: the state, then what comes
+            return self._seq
 
     def since(self, seq: int) -> Behind:
-        """What a stream at `seq` has not read (-1: a new one, which gets the state)."""
+        """What a stream at `seq` has not read."""
         with self._lock:
-            if seq < 0:
-                return Behind([], 0, self._state, self._seq)
             first = self._ring[0].seq if self._ring else self._seq + 1
             missed = max(0, first - seq - 1)
             if missed:

@@ -37,15 +37,15 @@ class UnitHands:
         self._runtime = runtime
 
     def press(self, button: Button, down: bool) -> None:
-        unit = self._runtime.unit
+        runtime = self._runtime
 
-        def act(t: int, present: int) -> None:
+        def act(t: int, present: int) -> None:  # the loop's: only it touches the unit
             if down:
-                unit.press(button, t, present)
+                runtime.unit.press(button, t, present)
             else:
-                unit.release(button, t)
+                runtime.unit.release(button, t)
 
-        self._runtime.inbox.put(Input(self._runtime.clock.now_ms(), act))
+        runtime.inbox.put(Input(runtime.clock.now_ms(), act))
 
     def switch(self, on: bool) -> None:
         raise NotImplementedError("the switch is on the box")

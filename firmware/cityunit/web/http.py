@@ -33,8 +33,7 @@ class Refused(Exception):
 @dataclass(frozen=True)
 class Request:
     method: str
-    path: str  # without its query
-    query: str
+    path: str  # without its query (the page reads none)
     headers: dict[str, str]  # names in lower case; a repeated header: the last
     body: bytes
 
@@ -86,8 +85,7 @@ async def _read(reader: asyncio.StreamReader) -> Request:
         raise ConnectionError("closed before the whole body") from e
     if not target.startswith("/"):
         raise Refused(HTTPStatus.BAD_REQUEST, "only a path is served")
-    path, _, query = target.partition("?")
-    return Request(method, path, query, headers, body)
+    return Request(method, target.partition("?")[0], headers, body)
 
 
 def response(
@@ -104,13 +102,13 @@ def response(
         f"Content-Type: {content_type}",
         f"Content-Length: {len(body)}",
         "Connection: close",
-        *SAFE,
+        *SECURITY_HEADERS,
         *(f"{name}: {value}" for name, value in headers),
     ]
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + (b"" if head else body)
 
 
-SAFE = (
+SECURITY_HEADERS = (
     "X-Content-Type-Options: nosniff",
     "Referrer-Policy: no-referrer",
     "Content-Security-Policy: default-src 'self'; img-src 'self' data:; frame-ancestors 'none'",

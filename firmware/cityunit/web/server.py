@@ -3,10 +3,10 @@ state and its live feed to every phone on the LAN, and a press from a phone that
 the token the unit's screen shows.
 
 Two threads meet here, and neither waits for the other: the loop publishes to the feed
-after each step (only while a phone watches: nobody watching costs the loop one call that
-returns), and wakes the web thread; the web thread's asyncio loop serves every phone and
-sleeps, with no timer, while none is connected. Each phone's stream is bounded by the
-feed's ring and the socket's buffer; the connections by MAX_CONNECTIONS.
+(`Broadcast`) and wakes the phones' thread; the phones' thread runs one asyncio loop for
+every connection and sleeps, with no timer, while none is open. Each phone holds at most
+SEND_BUFFER of the unit's memory (then its stream waits: the feed's ring keeps what it
+misses), and MAX_CONNECTIONS bounds the phones.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from importlib import resources
 
 from PIL import Image
 
-from cityunit.core.screens import PAGE_KEY
+from cityunit.core.screens import PAGE_KEY, PageLink
 from cityunit.loop.runtime import Runtime
 from cityunit.web import http
 from cityunit.web.address import address_changes, drain, page_address
@@ -36,25 +36,25 @@ log = logging.getLogger(__name__)
 MAX_CONNECTIONS = 64  # phones, and requests in flight: a table of six, many times over
 STATE_WAIT_S = 2.0  # for the loop to answer /state (it is busy for milliseconds at most)
 SEND_WAIT_S = 30.0  # a phone that takes no bytes for this long is let go
-SEND_BUFFER = 16 * 1024  # bytes a phone that stops reading holds in the unit (see `_bound`)
+SEND_BUFFER = 16 * 1024  # bytes a phone that stops reading holds in the page (`_limit`)
 KEEPALIVE_S = 25.0  # a comment on each stream (only while one is open): dead links show
 FILES = {
     "/": ("index.html", "text/html; charset=utf-8"),
     "/page.css": ("page.css", "text/css; charset=utf-8"),
     "/page.js": ("page.js", "text/javascript; charset=utf-8"),
 }
-EVENT_STREAM = (
-    b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\n"
-    b"X-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\nretry: 2000\n\n"
-)
+_STREAM_HEAD = ("HTTP/1.1 200 OK", "Content-Type: text/event-stream", "Connection: close")
+EVENT_STREAM = ("\r\n".join((*_STREAM_HEAD, *http.SECURITY_HEADERS)) + "\r\n\r\n").encode()
+EVENT_STREAM += b"retry: 2000\n\n"  # a phone that loses the stream asks again in 2 s
 
 
 class Page:
-    """The players' page on `sock` (bound and listening: the caller chose where), for the
-    runtime's unit. `address`: the page's URL as phones reach it (the QR code's, the
-    log's, without the token); None: this machine's on its LAN, followed as it changes.
-    `frames`: the OLED's picture for a phone that is the unit (the simulator's), with
-    `hands` that press its buttons and flip its switch."""
+    """The players' page on `sock` (listening: the caller chose where, and hands it over:
+    the page closes it, also when it cannot start), for the runtime's unit. `address`:
+    the page's URL as phones reach it (the QR code's, the log's); None: this machine's
+    on its LAN, followed as it changes. `frames`: the OLED's picture for a phone that is
+    the unit (the simulator's), with `hands` that press its buttons and flip its switch.
+    A page that cannot start raises, having closed what it opened."""
 
     def __init__(
         self,
@@ -64,37 +64,46 @@ class Page:
         hands: Hands | None = None,
         frames: Callable[[], Image.Image | None] | None = None,
     ) -> None:
-        self.runtime = runtime
-        self._port = sock.getsockname()[1]
-        self._follow = address is None  # the LAN's address, as it changes
-        address = page_address(self._port) if address is None else address
-        self.broadcast = Broadcast(runtime, address, self._wake, frames)
-        hands = hands if hands is not None else UnitHands(runtime)
-        self.presses = Presses(hands, lambda: self.broadcast.token)
-        self._files = {path: _read(name) for path, (name, _) in FILES.items()}
-        self.connections = 0
-        self.refused = 0  # connections turned away at MAX_CONNECTIONS
-        self._turning_away = 0
-        self._open: set[asyncio.StreamWriter] = set()  # the web thread's
         self._sock = sock
-        self._aloop: asyncio.AbstractEventLoop | None = None
-        self._bell: asyncio.Event | None = None  # set at a change; then a new one
-        self._stopping: asyncio.Event | None = None
-        self._ready = threading.Event()
-        self.closed = False
-        self._thread = threading.Thread(target=self._serve, name="web", daemon=True)
-        self._thread.start()
-        self._ready.wait()
+        self._closed = False
+        try:
+            self._files = {path: _read(name) for path, (name, _) in FILES.items()}
+            self.runtime = runtime
+            self._port: int = sock.getsockname()[1]
+            self._follow = address is None  # the LAN's address, as it changes
+            self._address = page_address(self._port) if address is None else address
+            self.broadcast = Broadcast(runtime, self._address, self._wake, frames)
+            hands = hands if hands is not None else UnitHands(runtime)
+            self.presses = Presses(hands, lambda: self.broadcast.link.token)
+            self.connections = 0
+            self.refused = 0  # connections turned away at MAX_CONNECTIONS
+            self._turning_away = 0
+            self._open: set[asyncio.StreamWriter] = set()  # requests under way
+            self._asked: asyncio.Future[str] | None = None  # the /state the loop is making
+            self._aloop: asyncio.AbstractEventLoop | None = None
+            self._bell: asyncio.Event | None = None  # set at a change; then a new one
+            self._stopping: asyncio.Event | None = None
+            self._ready = threading.Event()
+            self._failed: BaseException | None = None
+            self._thread = threading.Thread(target=self._serve, name="web", daemon=True)
+            self._thread.start()
+            self._ready.wait()
+            if self._failed is not None:
+                raise self._failed
+            self.broadcast.start()
+        except BaseException:
+            sock.close()
+            raise
 
     @property
-    def token(self) -> str:
-        """What a phone must send to press (the QR code's): renewed at each new game."""
-        return self.broadcast.token
-
-    @property
-    def link(self) -> str:
-        """The page with the token (the QR code's): pressing from it is allowed."""
+    def link(self) -> PageLink:
+        """Where the page is, and the token a phone must send to press (the QR code's):
+        renewed at each new game."""
         return self.broadcast.link
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
 
     def _wake(self) -> None:
         """(The loop thread's.) The feed has news: the phones' thread rings the bell."""
@@ -102,46 +111,50 @@ class Page:
             with contextlib.suppress(RuntimeError):  # closed: nobody to tell
                 self._aloop.call_soon_threadsafe(self._ring_bell)
 
-    # ----- the web thread --------------------------------------------------------------
+    # ----- the phones' thread -----------------------------------------------------------
 
     def _serve(self) -> None:
         try:
             asyncio.run(self._main())
-        except Exception:
-            log.exception("the page stopped")  # the unit plays on without it
+        except BaseException as e:  # before `ready`: Page() raises it; after, it is said
+            if self._ready.is_set():
+                log.exception("the players' page stopped (the unit plays on)")
+            self._failed = e
         finally:
             self._ready.set()
 
     async def _main(self) -> None:
         self._bell = asyncio.Event()
         self._stopping = asyncio.Event()
-        server = await asyncio.start_server(
-            self._connection, sock=self._sock, limit=http.HEAD_BYTES
-        )
-        self._aloop = asyncio.get_running_loop()
-        changes = address_changes() if self._follow else None
-        if changes is not None:
-            self._aloop.add_reader(changes, self._moved, changes)
-        self._ready.set()
-        async with server:
-            await self._stopping.wait()
-            server.close()
-            self._ring_bell()  # every stream looks, sees the stop, and ends
-            for writer in self._open:  # a request being read or answered: cut short
-                writer.transport.abort()
-            others = asyncio.all_tasks() - {asyncio.current_task()}
-            _, pending = await asyncio.wait(others, timeout=1.0) if others else ((), ())
-            for task in pending:  # (none but a bug's: each ends on its own above)
-                task.cancel()
-        if changes is not None:
-            self._aloop.remove_reader(changes)
-            changes.close()
+        aloop = asyncio.get_running_loop()
+        with contextlib.ExitStack() as held:
+            server = await asyncio.start_server(
+                self._connection, sock=self._sock, limit=http.HEAD_BYTES
+            )
+            changes = address_changes() if self._follow else None
+            if changes is not None:
+                held.enter_context(changes)
+                aloop.add_reader(changes, self._moved, changes)
+                held.callback(aloop.remove_reader, changes)
+            self._aloop = aloop
+            self._ready.set()
+            async with server:
+                await self._stopping.wait()
+                server.close()
+                self._ring_bell()  # every stream looks, sees the stop, and ends
+                for writer in self._open:  # a request being read or answered: cut short
+                    writer.transport.abort()
+                others = asyncio.all_tasks() - {asyncio.current_task()}
+                _, pending = await asyncio.wait(others, timeout=1.0) if others else ((), ())
+                for task in pending:  # (none but a bug's: each ends on its own above)
+                    task.cancel()
 
     def _moved(self, changes: socket.socket) -> None:
         """The kernel's addresses changed: the page's, looked up again, to the menu."""
         drain(changes)
         address = page_address(self._port)
-        if address != self.broadcast.address:
+        if address != self._address:
+            self._address = address
             self.runtime.call(partial(self.broadcast.move, address))
 
     def _ring_bell(self) -> None:
@@ -157,7 +170,7 @@ class Page:
             return
         self.connections += 1
         self._open.add(writer)
-        _bound(writer)
+        _limit(writer)
         try:
             await self._answer(reader, writer)
         except (ConnectionError, TimeoutError, asyncio.IncompleteReadError):
@@ -165,7 +178,7 @@ class Page:
         except asyncio.CancelledError:
             raise
         except Exception:  # a request must never stop the page, let alone the unit
-            log.exception("the page: a request failed")
+            log.exception("the players' page: a request failed")
         finally:
             self.connections -= 1
             self._open.discard(writer)
@@ -179,8 +192,9 @@ class Page:
         self._turning_away += 1
         try:
             if self._turning_away <= MAX_CONNECTIONS:
-                writer.write(http.response(HTTPStatus.SERVICE_UNAVAILABLE, b"busy: try again\n",
-                                           headers=(("Retry-After", "5"),)))  # fmt: skip
+                busy = http.response(HTTPStatus.SERVICE_UNAVAILABLE, b"busy: try again\n",
+                                     headers=(("Retry-After", "5"),))  # fmt: skip
+                writer.write(busy)
                 writer.write_eof()
                 with contextlib.suppress(Exception):
                     async with asyncio.timeout(1.0):
@@ -224,45 +238,47 @@ class Page:
         raise http.Refused(HTTPStatus.NOT_FOUND)
 
     async def _state_now(self) -> str:
-        """The unit's state as of now, from the loop (which alone may read the unit)."""
-        answer: Future[str] = Future()
-        self.runtime.call(lambda: answer.set_result(self.broadcast.state()))
+        """The unit's state as of now, from the loop (which alone may read the unit): one
+        question in flight, however many phones ask at once."""
+        if self._asked is None or self._asked.done():
+            answer: Future[str] = Future()
+            self.runtime.call(partial(_answer, answer, self.broadcast.state))
+            self._asked = asyncio.wrap_future(answer)
         try:
             async with asyncio.timeout(STATE_WAIT_S):
-                return await asyncio.wrap_future(answer)
+                return await asyncio.shield(self._asked)  # a phone's timeout is not the loop's
         except TimeoutError:
             raise http.Refused(HTTPStatus.SERVICE_UNAVAILABLE, "the unit is busy") from None
+        except Exception:  # the loop's failure, said here: the unit plays on
+            log.exception("the players' page: the state could not be made")
+            raise http.Refused(HTTPStatus.INTERNAL_SERVER_ERROR) from None
 
     async def _stream(self, writer: asyncio.StreamWriter, request: http.Request) -> None:
-        """Server-sent events until the phone goes: the state, then every change."""
-        broadcast = self.broadcast
+        """Server-sent events until the phone goes: the state as of its coming (after the
+        events it missed, for a phone back from a drop), then every change."""
+        broadcast, stopping = self.broadcast, self._stopping
         feed = broadcast.feed
-        seq = feed.resume(request.headers.get("last-event-id"))
+        seq = feed.place(request.headers.get("last-event-id"))
         writer.write(EVENT_STREAM)
         broadcast.watchers += 1
-        stopping = self._stopping
         try:
             bell = self._bell
             assert bell is not None and stopping is not None
-            self.runtime.call(lambda: broadcast.step_done(force=seq < 0))
-            while True:
+            self.runtime.call(partial(broadcast.step_done, force=True))
+            while not stopping.is_set():
                 behind = feed.since(seq)
                 if behind.missed:
                     writer.write(f"event: dropped\ndata: {behind.missed}\n\n".encode())
-                if behind.state is not None and (behind.missed or seq < 0) and behind.seq > 0:
-                    writer.write(behind.state)
+                    if behind.state is not None:
+                        await _send(writer, behind.state)
                 for message in behind.messages:
-                    writer.write(message.data)
+                    await _send(writer, message.data)
                 seq = behind.seq
-                async with asyncio.timeout(SEND_WAIT_S):
-                    await writer.drain()
                 try:
                     async with asyncio.timeout(KEEPALIVE_S):
                         await bell.wait()
                 except TimeoutError:
                     writer.write(b": still here\n\n")
-                if stopping.is_set():
-                    return
                 bell = self._bell
                 assert bell is not None
         finally:
@@ -272,9 +288,9 @@ class Page:
 
     def close(self) -> None:
         """Every phone let go, the port closed, the thread joined. Idempotent."""
-        if self.closed:
+        if self._closed:
             return
-        self.closed = True
+        self._closed = True
         self.broadcast.close()
         aloop, stopping = self._aloop, self._stopping
         if aloop is not None and stopping is not None:
@@ -282,14 +298,33 @@ class Page:
                 aloop.call_soon_threadsafe(stopping.set)
         self._thread.join(5.0)
         if self._thread.is_alive():
-            log.warning("the page's thread did not end")
+            log.warning("the players' page's thread did not end")
         self._sock.close()
 
 
-def _bound(writer: asyncio.StreamWriter) -> None:
-    """What a phone that stops reading may hold of the unit's memory: SEND_BUFFER in the
-    transport, about twice that in the kernel; then its stream waits, and the feed's ring
-    (not its queue) keeps what it misses."""
+def _answer(answer: Future[str], state: Callable[[], str]) -> None:
+    """(The loop thread's.) The state, into `answer`: a failure goes there too, never
+    into the loop."""
+    if not answer.set_running_or_notify_cancel():
+        return
+    try:
+        answer.set_result(state())
+    except Exception as e:
+        answer.set_exception(e)
+
+
+async def _send(writer: asyncio.StreamWriter, data: bytes) -> None:
+    """`data` out; past SEND_BUFFER not yet taken, a wait for the phone (SEND_WAIT_S)."""
+    writer.write(data)
+    if writer.transport.get_write_buffer_size() > SEND_BUFFER:
+        async with asyncio.timeout(SEND_WAIT_S):
+            await writer.drain()
+
+
+def _limit(writer: asyncio.StreamWriter) -> None:
+    """What a phone that stops reading may hold: SEND_BUFFER in the page's transport
+    (`_send` waits past it), and the kernel's socket buffer, SEND_BUFFER asked (which
+    Linux doubles)."""
     writer.transport.set_write_buffer_limits(high=SEND_BUFFER)
     sock = writer.get_extra_info("socket")
     if sock is not None:

@@ -1,7 +1,7 @@
 """What the page shows: the unit as the players at the table see it, one JSON object.
 
-Made from the core's snapshot (never from its insides), so it shows only what the unit
-shows: an auction's time left only where its screen counts it down (a fixed length), and
+Made from the core's snapshot, its rules and its last permits, so it shows only what the
+unit shows: an auction's time left only where its screen counts it down (a fixed length),
 never a secret auction's length. `Table` follows the unit's events for the one thing a
 snapshot does not say: whether an auction is in its final phase.
 """
@@ -24,13 +24,13 @@ class Table:
     """The page's state, kept up from the unit's events (loop thread)."""
 
     def __init__(self) -> None:
-        self._final = False  # the auction under way is in its final phase
+        self.final = False  # the auction under way is in its final phase
 
     def saw(self, event: Event) -> None:
         if event.event is EventKind.AUCTION_FINAL:
-            self._final = True
+            self.final = True
         elif event.event in (EventKind.AUCTION_START, EventKind.AUCTION_END):
-            self._final = False
+            self.final = False
 
     def state(
         self, snapshot: Snapshot, rules: Rules, history: tuple[Permit, ...], sim: bool
@@ -55,9 +55,9 @@ class Table:
             "game_over": None,
         }
         if isinstance(screen, AuctionScreen):
-            phase = "final" if self._final else "running"
+            phase = "final" if self.final else "running"
             out["auction"] = {"phase": phase, "countdown_s": screen.countdown_s}
-            if self._final:
+            if self.final:
                 out["auction"]["final_s"] = rules.auction_final_s
         elif isinstance(screen, SoldScreen):
             out["sold"] = "stopped" if screen.stopped else "sold"

@@ -17,7 +17,7 @@ from cityunit.core.game import Game, Host
 from cityunit.core.gestures import Button, Gesture
 from cityunit.core.patterns import Pattern
 from cityunit.core.permit import Permit
-from cityunit.core.screens import Blank, Screen
+from cityunit.core.screens import Blank, PageLink, Screen
 from cityunit.core.timers import Timer
 
 # Every mode, as STATE names it: the one way a mode names another (Context.to).
@@ -33,7 +33,7 @@ class Context(Host, Protocol):
     present: int  # the loop's time as it handles the latest input (a late press's click)
     game: Game
     rng: random.Random
-    page: tuple[str, str] | None  # the players' page: its address, the token to play from it
+    page: PageLink | None  # the players' page: where, and the token to play from it
 
     @overload
     def to(self, name: Literal["idle"], *, sold: bool | None = None) -> None: ...

@@ -10,28 +10,31 @@ from cityunit.core.gestures import Button
 from cityunit.core.modes.base import Context, Mode
 from cityunit.core.permit import Permit
 from cityunit.core.rules import Rules
-from cityunit.core.screens import MenuScreen, Screen
+from cityunit.core.screens import MenuScreen, PageLink, Screen
 
 IDLE_MS = 30_000  # the menu closes by itself after this long untouched
 SETTINGS = [s.name for s in settings.SETTINGS]
-ITEMS = [*SETTINGS, "history", "new_game"]
-WITH_PAGE = [*SETTINGS, "page", "history", "new_game"]  # the players' page's QR code too
+
+
+def items(page: PageLink | None) -> list[str]:
+    """The menu's items: the settings, the players' page's QR code where it is served,
+    the last permits, a new game."""
+    return [*SETTINGS, *(["page"] if page is not None else []), "history", "new_game"]
 
 
 def menu_page(
-    index: int, rules: Rules, history: Iterable[Permit], page: tuple[str, str] | None = None
+    index: int, rules: Rules, history: Iterable[Permit], page: PageLink | None = None
 ) -> Screen:
-    """The menu on its item `index` (0: as it opens)."""
-    items = ITEMS if page is None else WITH_PAGE
-    item, lang = items[index], rules.language
+    """The menu on its item `index` (0: as it opens), `page` where it is served."""
+    shown = items(page)
+    item, lang = shown[index], rules.language
     if item == "page":
-        assert page is not None
-        return MenuScreen(index, len(items), item, address=page[0], token=page[1])
+        return MenuScreen(index, len(shown), item, page=page)
     setting = settings.BY_NAME.get(item)
     if setting is None:
-        return MenuScreen(index, len(items), item, permits=tuple(history))
+        return MenuScreen(index, len(shown), item, permits=tuple(history))
     value = setting.label(setting.get(rules), lang)
-    return MenuScreen(index, len(items), item, setting.title[lang], value)
+    return MenuScreen(index, len(shown), item, setting.title[lang], value)
 
 
 class Settings(Mode):
@@ -54,7 +57,7 @@ class Settings(Mode):
 
     @property
     def _items(self) -> list[str]:
-        return ITEMS if self.unit.page is None else WITH_PAGE
+        return items(self.unit.page)
 
     def screen(self, now: int) -> Screen:
         unit = self.unit

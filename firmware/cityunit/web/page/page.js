@@ -12,7 +12,7 @@ const WORDS = {
     drawing: "Drawing a permit…", permitTitle: "Build permit", station: "Station",
     buildings: (n) => (n === 1 ? "1 building" : `${n} buildings`), history: "Last permits",
     none: "none yet", over: "GAME OVER", total: "Total your wealth: cash + the rent value of each district you own.",
-    played: (n) => `${n} h played`, vibrate: "Vibrate in the final 5 s and at the hour's end",
+    played: (n) => `${n} h played`, vibrate: "Vibrate in an auction's final seconds and at the hour's end",
     started: "Auction started", finalSay: "Final seconds", hourOver: (n) => `Hour ${n} is over`,
     refused: "This phone's code is out of date (a new game began, or the unit restarted): scan the code on the unit's screen again (its menu, ON PHONES).",
     switchOn: "SWITCH: ON", switchOff: "SWITCH: OFF", soundOn: "Sound: on", soundOff: "Sound: off",
@@ -26,7 +26,7 @@ const WORDS = {
     drawing: "Tirage d'un permis…", permitTitle: "Permis de construire", station: "Gare",
     buildings: (n) => (n === 1 ? "1 bâtiment" : `${n} bâtiments`), history: "Derniers permis",
     none: "aucun encore", over: "FIN DE LA PARTIE", total: "Comptez votre richesse : argent + loyer de chaque quartier possédé.",
-    played: (n) => `${n} h jouée(s)`, vibrate: "Vibrer pendant les 5 dernières secondes et à la fin de l'heure",
+    played: (n) => `${n} h jouée(s)`, vibrate: "Vibrer dans les dernières secondes d'une enchère et à la fin de l'heure",
     started: "Enchère commencée", finalSay: "Dernières secondes", hourOver: (n) => `L'heure ${n} est finie`,
     refused: "Le code de ce téléphone n'est plus valable (nouvelle partie, ou l'unité a redémarré) : scannez à nouveau le code sur l'écran de l'unité (menu, SUR MOBILE).",
     switchOn: "INTERRUPTEUR : ON", switchOff: "INTERRUPTEUR : OFF", soundOn: "Son : oui", soundOff: "Son : non",
@@ -192,23 +192,27 @@ function renderUnit(state) {
     const hz = state.tone_hz;
     const now = audio.ctx.currentTime;
     if (hz) audio.osc.frequency.setValueAtTime(hz, now);
-    audio.gain.gain.setValueAtTime(hz ? VOLUME[state.volume] ?? 0.1 : 0, now);
+    audio.gain.gain.setValueAtTime(hz ? VOLUME[state.volume] : 0, now);
   }
 }
 
-async function post(path, body) {
+let sent = Promise.resolve(); // each press after the one before: an up never overtakes its down
+
+function post(path, body) {
   if (!token) return;
-  let answer;
-  try {
-    answer = await fetch(path, {
-      method: "POST", headers: { "Content-Type": "application/json", "X-Unit-Token": token },
-      body: JSON.stringify(body),
-    });
-  } catch (e) {
-    return; // the link is down: the status above says so
-  }
-  $("refused").hidden = answer.status !== 403;
-  $("refused").textContent = words.refused;
+  sent = sent.then(async () => {
+    let answer;
+    try {
+      answer = await fetch(path, {
+        method: "POST", headers: { "Content-Type": "application/json", "X-Unit-Token": token },
+        body: JSON.stringify(body),
+      });
+    } catch (e) {
+      return; // the link is down: the status above says so
+    }
+    $("refused").hidden = answer.status !== 403;
+    $("refused").textContent = words.refused;
+  });
 }
 
 function pressable(id, button) {
