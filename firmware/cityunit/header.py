@@ -84,10 +84,9 @@ def i2s_on(device_tree: Path = Path("/proc/device-tree")) -> bool:
 def i2s_clashes(pins: object) -> list[str]:
     """The parts (`Pins`' fields) on I2S's lines, each said with the line; the buzzer
     moves to GPIO12, PWM0's other pin, keeping its hardware PWM."""
-    parts = ("auction", "build", "power", "led", "buzzer")
-    return [
-        f"GPIO{pin} ({name}) is the sound card's {I2S_PINS[pin]} line"
-        + " (the buzzer can go on GPIO12: PWM0 too)" * (name == "buzzer")
-        for name in parts
-        if (pin := getattr(pins, name)) in I2S_PINS
-    ]
+    clashes = []
+    for name in ("auction", "build", "power", "led", "buzzer"):
+        if (pin := getattr(pins, name)) in I2S_PINS:
+            move = " (the buzzer can go on GPIO12: PWM0 too)" if name == "buzzer" else ""
+            clashes.append(f"GPIO{pin} ({name}) is the sound card's {I2S_PINS[pin]} line{move}")
+    return clashes
