@@ -24,7 +24,7 @@ from cityunit.core.screens import MenuScreen
 from cityunit.display.render import render
 from cityunit.web import http
 from cityunit.web.feed import RING
-from cityunit.web.server import FILES, MAX_CONNECTIONS
+from cityunit.web.server import FILES, MAX_CONNECTIONS, PER_ADDRESS
 
 
 def switch_on(unit: Served) -> None:
@@ -232,9 +232,9 @@ def test_the_menu_shows_the_page_as_a_qr_code_a_phone_reads() -> None:
 
 def test_a_phone_that_is_the_simulators_unit_flips_its_switch_and_sees_its_frames() -> None:
     with served(sim=True) as unit:
-        stream = unit.stream()
-        stream.until("state")
         token = unit.page.link.token
+        stream = unit.stream(query=f"?k={token}")
+        stream.until("state")
         assert unit.request("POST", "/switch", {"on": True}, token)[0] == 204
         unit.advance(100)  # the switch's debounce
         _, state = stream.until("state", lambda s: s["power"])
@@ -247,9 +247,14 @@ def test_a_phone_that_is_the_simulators_unit_flips_its_switch_and_sees_its_frame
 # ----- hostile phones ---------------------------------------------------------------------
 
 
-def raw(unit: Served, data: bytes) -> bytes:
-    """What the page answers to `data`, until it closes the connection."""
-    with socket.create_connection(("127.0.0.1", unit.port), timeout=WAIT_S) as sock:
+def raw(unit: Served, data: bytes, host: bytes | None = b"127.0.0.1", source: str = "") -> bytes:
+    """What the page answers to `data` (a Host line added after the request line, unless
+    None), until it closes the connection; `source`: the phone's own address."""
+    if host is not None and b"\r\n" in data:
+        line, rest = data.split(b"\r\n", 1)
+        data = line + b"\r\nHost: " + host + b"\r\n" + rest
+    where = (source, 0) if source else None
+    with socket.create_connection(("127.0.0.1", unit.port), WAIT_S, where) as sock:
         sock.sendall(data)
         out = b""
         while chunk := sock.recv(65536):
@@ -276,6 +281,9 @@ def raw(unit: Served, data: bytes) -> bytes:
         (b"GET /press HTTP/1.1\r\n\r\n", 405),
         (b"GET /state.json HTTP/1.1\r\n\r\n", 404),
         (b"GET /\xff HTTP/1.1\r\n\r\n", 400),
+        (b"POST /press HTTP/1.1\r\nContent-Length: " + b"9" * 5000 + b"\r\n\r\n", 413),
+        (b"POST /press HTTP/1.1\r\nContent-Length: " + b"0" * 5000 + b"1\r\n\r\nx", 403),
+        (b"HEAD /events HTTP/1.1\r\n\r\n", 405),
     ],
 )
 def test_a_malformed_or_hostile_request_gets_a_4xx_and_the_unit_plays_on(
@@ -305,12 +313,14 @@ def test_a_client_that_never_finishes_its_request_is_cut_off(
         assert answer.startswith(b"HTTP/1.1 408 ")
 
 
+def connect(unit: Served, source: str) -> socket.socket:
+    return socket.create_connection(("127.0.0.1", unit.port), WAIT_S, (source, 0))
+
+
 def test_connections_are_bounded_and_the_unit_answers_past_the_bound() -> None:
     with served() as unit:
-        held = [
-            socket.create_connection(("127.0.0.1", unit.port), timeout=WAIT_S)
-            for _ in range(MAX_CONNECTIONS)
-        ]
+        per = PER_ADDRESS  # from phones of their own: the bound of all, not of one
+        held = [connect(unit, f"127.0.1.{i // per + 1}") for i in range(MAX_CONNECTIONS)]
         try:
             answer = raw(unit, b"GET / HTTP/1.1\r\n\r\n")
             assert answer.startswith(b"HTTP/1.1 503 "), answer[:60]
@@ -451,3 +461,78 @@ def test_the_page_plays_every_volume_the_unit_has() -> None:
     assert table is not None
     keys = re.findall(r"(\w+):", table[1])
     assert sorted(keys) == sorted(settings.BY_NAME["volume"].choices)
+
+
+def test_one_neighbour_cannot_take_every_connection() -> None:
+    with served() as unit:
+        held = [connect(unit, "127.0.2.1") for _ in range(PER_ADDRESS)]
+        try:
+            for sock in held:
+                sock.sendall(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                assert sock.recv(100).startswith(b"HTTP/1.1 200 OK")
+            page = b"GET / HTTP/1.1\r\n\r\n"
+            assert raw(unit, page, source="127.0.2.1").startswith(b"HTTP/1.1 503 ")
+            assert raw(unit, page, source="127.0.2.2").startswith(b"HTTP/1.1 200 ")
+        finally:
+            for sock in held:
+                sock.close()
+
+
+def test_phones_that_close_their_streams_let_their_places_go() -> None:
+    """A phone whose stream ended (Wi-Fi dropped, the page reloaded) must not keep its
+    place: 64 of them locked every phone out, for good."""
+    with served() as unit:
+        for number in range(MAX_CONNECTIONS + 8):
+            with connect(unit, f"127.0.3.{number % 50 + 1}") as sock:
+                sock.sendall(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                assert sock.recv(100).startswith(b"HTTP/1.1 200 OK"), number
+        statuses = [unit.request("GET", "/state")[0]]
+        while statuses[-1] != 200 and len(statuses) < 200:  # each close is seen in its turn
+            statuses.append(unit.request("GET", "/state")[0])
+        assert statuses[-1] == 200, statuses
+
+
+def test_a_name_that_only_points_at_the_unit_is_refused() -> None:
+    """DNS rebinding: a web page a player opens elsewhere, its name moved to the unit's
+    address, would read the unit (and the simulator's screen, with its QR code)."""
+    with served() as unit:
+        state = b"GET /state HTTP/1.1\r\n\r\n"
+        assert raw(unit, state, host=b"evil.example").startswith(b"HTTP/1.1 421 ")
+        assert raw(unit, state, host=None).startswith(b"HTTP/1.1 421 ")
+        hosts = (
+            b"localhost:8080",
+            b"[::1]:8080",
+            b"192.168.1.20:8080",
+            socket.gethostname().encode(),
+        )
+        for host in hosts:
+            assert raw(unit, state, host=host).startswith(b"HTTP/1.1 200 "), host
+
+
+def test_the_simulators_screen_goes_only_to_a_phone_with_the_token() -> None:
+    """Its frames show the menu's QR code, token and all."""
+    with served(sim=True) as unit:
+        switch_on(unit)
+        token = unit.page.link.token
+        for query, sees in (("", False), ("?k=WRONG", False), (f"?k={token}", True)):
+            stream = unit.stream(query=query)
+            stream.until("state")
+            unit.advance(1_000)  # the clock's next second: a new frame (the state is the same)
+            unit.press("build", hold_ms=100)  # then a new state, after it (the pins debounced)
+            unit.advance(100)
+            kinds = []
+            while not kinds or kinds[-1] != ("state", "permit"):
+                _, kind, data = stream.next()
+                kinds.append((kind, json.loads(data).get("mode") if kind == "state" else ""))
+            assert any(kind == "frame" for kind, _ in kinds) is sees, (query, kinds)
+            stream.close()
+            unit.advance(10_000)  # the permit put away
+
+
+def test_an_id_in_other_digits_starts_the_stream_afresh() -> None:
+    with served() as unit:
+        boot = unit.page.broadcast.feed.boot
+        for last in (f"{boot}.\u00b2", f"{boot}.-1", f"{boot}.{'9' * 5000}", "garbage"):
+            stream = unit.stream(last_id=last)
+            assert stream.until("state")[1]["v"] == 1, last
+            stream.close()

@@ -81,21 +81,27 @@ class Served:
         self.advance(0)
         return status
 
-    def stream(self, last_id: str | None = None, receive_buffer: int = 0) -> Stream:
-        return Stream(self.port, last_id, receive_buffer)
+    def stream(
+        self, last_id: str | None = None, receive_buffer: int = 0, query: str = ""
+    ) -> Stream:
+        return Stream(self.port, last_id, receive_buffer, query)
 
 
 class Stream:
     """A phone's /events: its messages as (id, event, data), read as they come."""
 
-    def __init__(self, port: int, last_id: str | None = None, receive_buffer: int = 0) -> None:
+    def __init__(
+        self, port: int, last_id: str | None = None, receive_buffer: int = 0, query: str = ""
+    ) -> None:
         self.sock = socket.socket()
         if receive_buffer:  # a phone that reads slowly: set before connecting, it holds
             self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer)
         self.sock.settimeout(WAIT_S)
         self.sock.connect(("127.0.0.1", port))
         resume = "" if last_id is None else f"Last-Event-ID: {last_id}\r\n"
-        self.sock.sendall(f"GET /events HTTP/1.1\r\nHost: x\r\n{resume}\r\n".encode())
+        self.sock.sendall(
+            f"GET /events{query} HTTP/1.1\r\nHost: 127.0.0.1\r\n{resume}\r\n".encode()
+        )
         self.buffer = b""
         head = self._until(b"\r\n\r\n")
         assert head.startswith(b"HTTP/1.1 200 OK") and b"text/event-stream" in head, head

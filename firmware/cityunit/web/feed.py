@@ -25,6 +25,7 @@ RING = 256  # messages kept for phones that are behind or reconnecting
 
 class Message(NamedTuple):
     seq: int
+    kind: str  # its SSE event: "state", "unit", "frame"
     data: bytes  # the whole SSE message: id, event and data lines, and the blank line
 
 
@@ -50,7 +51,7 @@ class Feed:
         """One message (loop thread); `state`: it says the whole page (kept as the last)."""
         with self._lock:
             self._seq += 1
-            message = Message(self._seq, _sse(f"{self.boot}.{self._seq}", kind, data))
+            message = Message(self._seq, kind, _sse(f"{self.boot}.{self._seq}", kind, data))
             self._ring.append(message)
             if state:
                 self._state = message.data
@@ -60,7 +61,7 @@ class Feed:
         after it (a phone back from a drop misses no event), else at the end."""
         with self._lock:
             boot, _, seq = (last_id or "").partition(".")
-            if boot == self.boot and seq.isdigit() and len(seq) <= 12:
+            if boot == self.boot and seq.isascii() and seq.isdigit() and len(seq) <= 12:
                 after = int(seq)
                 first = self._ring[0].seq if self._ring else self._seq + 1
                 if first <= after + 1 and after <= self._seq:

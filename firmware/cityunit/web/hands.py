@@ -14,7 +14,8 @@ from cityunit.loop.inbox import Input
 from cityunit.loop.runtime import Runtime
 from cityunit.web.http import Refused, Request
 
-HOLD_LIMIT_S = 10.0  # a button held from a phone that went away is let go
+HOLD_LIMIT_S = 8.0  # a button held from a phone that went away is let go (before the
+# unit's own 10 s would call it a stuck button: a phone that vanished is no broken part)
 
 
 class Hands(Protocol):

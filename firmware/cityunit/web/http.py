@@ -9,6 +9,8 @@ open by a client that never sends its next request.
 from __future__ import annotations
 
 import asyncio
+import functools
+import ipaddress
 import re
 import socket
 from dataclasses import dataclass
@@ -23,17 +25,25 @@ _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # a header name (RFC 9110)
 
 
 class Refused(Exception):
-    """A request that gets `status` and a closed connection."""
+    """A request that gets `status` (with `headers`) and a closed connection."""
 
-    def __init__(self, status: HTTPStatus, why: str = "") -> None:
+    def __init__(
+        self, status: HTTPStatus, why: str = "", headers: tuple[tuple[str, str], ...] = ()
+    ) -> None:
         super().__init__(why or status.phrase)
         self.status = status
+        self.headers = headers
+
+
+def not_allowed(*methods: str) -> Refused:
+    return Refused(HTTPStatus.METHOD_NOT_ALLOWED, headers=(("Allow", ", ".join(methods)),))
 
 
 @dataclass(frozen=True)
 class Request:
     method: str
-    path: str  # without its query (the page reads none)
+    path: str
+    query: str  # (the event stream's `k`: the token, for the simulator's frames)
     headers: dict[str, str]  # names in lower case; a repeated header: the last
     body: bytes
 
@@ -77,7 +87,8 @@ async def _read(reader: asyncio.StreamReader) -> Request:
     length = headers.get("content-length", "0")
     if not length.isascii() or not length.isdigit():
         raise Refused(HTTPStatus.BAD_REQUEST, "a bad Content-Length")
-    if int(length) > BODY_BYTES:
+    length = length.lstrip("0") or "0"  # (int() refuses over 4,300 digits, zeros too)
+    if len(length) > len(str(BODY_BYTES)) or int(length) > BODY_BYTES:
         raise Refused(HTTPStatus.REQUEST_ENTITY_TOO_LARGE)
     try:
         body = await reader.readexactly(int(length))
@@ -85,7 +96,37 @@ async def _read(reader: asyncio.StreamReader) -> Request:
         raise ConnectionError("closed before the whole body") from e
     if not target.startswith("/"):
         raise Refused(HTTPStatus.BAD_REQUEST, "only a path is served")
-    return Request(method, target.partition("?")[0], headers, body)
+    if not known_host(headers.get("host", "")):
+        raise Refused(HTTPStatus.MISDIRECTED_REQUEST, "the page answers to its address only")
+    path, _, query = target.partition("?")
+    return Request(method, path, query, headers, body)
+
+
+def known_host(host: str) -> bool:
+    """Whether a request's Host is one the page is reached by: an IP address, localhost,
+    this machine's name. A name that only points here (DNS rebinding: a web page a player
+    opens, its name moved to the unit's address) is refused, so no page elsewhere reads
+    the unit or the simulator's screen."""
+    host = host.strip().lower()
+    if host.startswith("["):  # [an IPv6 address], and maybe its port
+        name = host[1:].split("]", 1)[0]
+    elif host.count(":") == 1:  # a name or an IPv4 address, and its port
+        name = host.split(":", 1)[0]
+    else:
+        name = host
+    if name in ("localhost", *_own_names()):
+        return True
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
+
+
+@functools.cache
+def _own_names() -> tuple[str, ...]:
+    name = socket.gethostname().lower()
+    return (name, f"{name}.local")
 
 
 def response(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hmac
 import logging
 import socket
 import threading
@@ -21,6 +22,7 @@ from concurrent.futures import Future
 from functools import partial
 from http import HTTPStatus
 from importlib import resources
+from urllib.parse import parse_qs
 
 from PIL import Image
 
@@ -34,6 +36,7 @@ from cityunit.web.hands import Hands, Presses, UnitHands
 log = logging.getLogger(__name__)
 
 MAX_CONNECTIONS = 64  # phones, and requests in flight: a table of six, many times over
+PER_ADDRESS = 8  # of them from one address: one neighbour cannot take them all
 STATE_WAIT_S = 2.0  # for the loop to answer /state (it is busy for milliseconds at most)
 SEND_WAIT_S = 30.0  # a phone that takes no bytes for this long is let go
 SEND_BUFFER = 16 * 1024  # bytes a phone that stops reading holds in the page (`_limit`)
@@ -79,6 +82,7 @@ class Page:
             self.refused = 0  # connections turned away at MAX_CONNECTIONS
             self._turning_away = 0
             self._open: set[asyncio.StreamWriter] = set()  # requests under way
+            self._from: dict[str, int] = {}  # connections under way, by the phone's address
             self._asked: asyncio.Future[str] | None = None  # the /state the loop is making
             self._aloop: asyncio.AbstractEventLoop | None = None
             self._bell: asyncio.Event | None = None  # set at a change; then a new one
@@ -165,10 +169,13 @@ class Page:
         self._bell = asyncio.Event()
 
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        if self.connections >= MAX_CONNECTIONS:
+        peer = writer.get_extra_info("peername")
+        address = str(peer[0]) if isinstance(peer, tuple) else ""
+        if self.connections >= MAX_CONNECTIONS or self._from.get(address, 0) >= PER_ADDRESS:
             await self._turn_away(reader, writer)
             return
         self.connections += 1
+        self._from[address] = self._from.get(address, 0) + 1
         self._open.add(writer)
         _limit(writer)
         try:
@@ -181,6 +188,8 @@ class Page:
             log.exception("the players' page: a request failed")
         finally:
             self.connections -= 1
+            if (left := self._from.pop(address) - 1) > 0:
+                self._from[address] = left
             self._open.discard(writer)
             writer.close()
 
@@ -196,9 +205,10 @@ class Page:
                                      headers=(("Retry-After", "5"),))  # fmt: skip
                 writer.write(busy)
                 writer.write_eof()
-                with contextlib.suppress(Exception):
-                    async with asyncio.timeout(1.0):
-                        await reader.read(http.HEAD_BYTES)
+                async with asyncio.timeout(1.0):
+                    await reader.read(http.HEAD_BYTES)
+        except (OSError, TimeoutError):
+            pass  # gone already (reset), or silent: closed either way
         finally:
             self._turning_away -= 1
             writer.close()
@@ -207,11 +217,11 @@ class Page:
         try:
             request = await http.read(reader)
             if request.path == "/events" and request.method == "GET":
-                await self._stream(writer, request)
+                await self._stream(reader, writer, request)
                 return
             reply = await self._route(request)
         except http.Refused as e:
-            reply = http.response(e.status, f"{e}\n".encode())
+            reply = http.response(e.status, f"{e}\n".encode(), headers=e.headers)
         writer.write(reply)
         async with asyncio.timeout(SEND_WAIT_S):
             await writer.drain()
@@ -221,16 +231,18 @@ class Page:
         path = "/" if request.path.upper().startswith("/" + PAGE_KEY) else request.path
         if path in FILES:  # the page; from the QR code, with the token in its path
             if request.method not in ("GET", "HEAD"):
-                raise http.Refused(HTTPStatus.METHOD_NOT_ALLOWED)
+                raise http.not_allowed("GET", "HEAD")
             return http.response(HTTPStatus.OK, self._files[path], FILES[path][1], head=head)
         if request.path == "/state":
             if request.method not in ("GET", "HEAD"):
-                raise http.Refused(HTTPStatus.METHOD_NOT_ALLOWED)
+                raise http.not_allowed("GET", "HEAD")
             state = await self._state_now()
             return http.response(HTTPStatus.OK, state.encode(), "application/json", head=head)
+        if request.path == "/events":
+            raise http.not_allowed("GET")
         if request.path in ("/press", "/switch"):
             if request.method != "POST":
-                raise http.Refused(HTTPStatus.METHOD_NOT_ALLOWED)
+                raise http.not_allowed("POST")
             if request.path == "/switch" and not self.presses.hands.switch_on_page:
                 raise http.Refused(HTTPStatus.NOT_FOUND, "the switch is on the box")
             self.presses.act(request)
@@ -253,35 +265,47 @@ class Page:
             log.exception("the players' page: the state could not be made")
             raise http.Refused(HTTPStatus.INTERNAL_SERVER_ERROR) from None
 
-    async def _stream(self, writer: asyncio.StreamWriter, request: http.Request) -> None:
-        """Server-sent events until the phone goes: the state as of its coming (after the
-        events it missed, for a phone back from a drop), then every change."""
+    async def _stream(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, request: http.Request
+    ) -> None:
+        """Server-sent events until the phone goes (it closes: its end of the stream is
+        read), the state as of its coming (after the events it missed, for a phone back
+        from a drop), then every change. The OLED's frames (the simulator's: they show the
+        menu's QR code) go only to a phone that holds the token (`?k=`)."""
         broadcast, stopping = self.broadcast, self._stopping
         feed = broadcast.feed
         seq = feed.place(request.headers.get("last-event-id"))
+        given = parse_qs(request.query).get("k", [""])[-1].encode("latin-1", "replace")
         writer.write(EVENT_STREAM)
         broadcast.watchers += 1
+        gone = asyncio.ensure_future(reader.read(1))  # a phone sends nothing more: EOF
         try:
             bell = self._bell
             assert bell is not None and stopping is not None
             self.runtime.call(partial(broadcast.step_done, force=True))
-            while not stopping.is_set():
+            while not stopping.is_set() and not gone.done():
+                frames = hmac.compare_digest(given, broadcast.link.token.encode())
                 behind = feed.since(seq)
                 if behind.missed:
                     writer.write(f"event: dropped\ndata: {behind.missed}\n\n".encode())
                     if behind.state is not None:
                         await _send(writer, behind.state)
                 for message in behind.messages:
-                    await _send(writer, message.data)
+                    if frames or message.kind != "frame":
+                        await _send(writer, message.data)
                 seq = behind.seq
-                try:
-                    async with asyncio.timeout(KEEPALIVE_S):
-                        await bell.wait()
-                except TimeoutError:
+                async with asyncio.timeout(SEND_WAIT_S):
+                    await writer.drain()
+                news = asyncio.ensure_future(bell.wait())
+                done, _ = await asyncio.wait({news, gone}, timeout=KEEPALIVE_S,
+                                             return_when=asyncio.FIRST_COMPLETED)  # fmt: skip
+                news.cancel()
+                if not done:
                     writer.write(b": still here\n\n")
                 bell = self._bell
                 assert bell is not None
         finally:
+            gone.cancel()
             broadcast.watchers -= 1
 
     # ----- any thread ------------------------------------------------------------------

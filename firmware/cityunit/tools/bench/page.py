@@ -80,10 +80,13 @@ def _loop_calls(rig: Rig, seconds: float) -> list[float]:
 class _Phone(threading.Thread):
     """A phone that reads its stream as fast as it comes."""
 
-    def __init__(self, port: int) -> None:
+    def __init__(self, port: int, number: int) -> None:
         super().__init__(daemon=True)
-        self.sock = socket.create_connection(("127.0.0.1", port))
-        self.sock.sendall(b"GET /events HTTP/1.1\r\nHost: bench\r\n\r\n")
+        # each from an address of its own, as phones are (the page takes 8 an address)
+        self.sock = socket.create_connection(
+            ("127.0.0.1", port), source_address=(f"127.0.1.{number}", 0)
+        )
+        self.sock.sendall(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         self.received = 0
 
     def run(self) -> None:
@@ -96,7 +99,7 @@ class _Phone(threading.Thread):
 
 @contextmanager
 def _phones(port: int, count: int) -> Iterator[list[_Phone]]:
-    phones = [_Phone(port) for _ in range(count)]
+    phones = [_Phone(port, number) for number in range(1, count + 1)]
     for phone in phones:
         phone.start()
     try:
@@ -114,7 +117,7 @@ def _frozen(port: int) -> Iterator[None]:
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     sock.connect(("127.0.0.1", port))
-    sock.sendall(b"GET /events HTTP/1.1\r\nHost: bench\r\n\r\n")
+    sock.sendall(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
     try:
         yield
     finally:

@@ -8,12 +8,12 @@ const WORDS = {
     live: "live", lost: "reconnecting…", off: "Switch OFF", idle: "Playing", auction: "Auction",
     permit: "Permit", settings: "Settings", hour_end: "Time's up", shutdown: "Shutting down",
     hour: (n) => `Hour ${n}`, paused: "PAUSED", running: "Auction running",
-    final: "Final seconds!", left: (s) => `${s} s left`, sold: "SOLD!", stopped: "STOPPED",
+    final: "Final seconds!", left: (s) => `${s} s left`, leftUnit: "s left", sold: "SOLD!", stopped: "STOPPED",
     drawing: "Drawing a permit…", permitTitle: "Build permit", station: "Station",
     buildings: (n) => (n === 1 ? "1 building" : `${n} buildings`), history: "Last permits",
     none: "none yet", over: "GAME OVER", total: "Total your wealth: cash + the rent value of each district you own.",
     played: (n) => `${n} h played`, vibrate: "Vibrate in an auction's final seconds and at the hour's end",
-    started: "Auction started", finalSay: "Final seconds", hourOver: (n) => `Hour ${n} is over`,
+    started: "Auction started", finalSay: "Final seconds",
     refused: "This phone's code is out of date (a new game began, or the unit restarted): scan the code on the unit's screen again (its menu, ON PHONES).",
     switchOn: "SWITCH: ON", switchOff: "SWITCH: OFF", soundOn: "Sound: on", soundOff: "Sound: off",
     ledOn: "LED on", ledOff: "LED off", auctionButton: "AUCTION", buildButton: "BUILD",
@@ -22,12 +22,12 @@ const WORDS = {
     live: "en direct", lost: "reconnexion…", off: "Interrupteur sur OFF", idle: "En jeu", auction: "Enchère",
     permit: "Permis", settings: "Réglages", hour_end: "Temps écoulé", shutdown: "Arrêt",
     hour: (n) => `Heure ${n}`, paused: "EN PAUSE", running: "Enchère en cours",
-    final: "Dernières secondes !", left: (s) => `${s} s restantes`, sold: "VENDU !", stopped: "ARRÊTÉ",
+    final: "Dernières secondes !", left: (s) => `${s} s restantes`, leftUnit: "s restantes", sold: "VENDU !", stopped: "ARRÊTÉ",
     drawing: "Tirage d'un permis…", permitTitle: "Permis de construire", station: "Gare",
     buildings: (n) => (n === 1 ? "1 bâtiment" : `${n} bâtiments`), history: "Derniers permis",
     none: "aucun encore", over: "FIN DE LA PARTIE", total: "Comptez votre richesse : argent + loyer de chaque quartier possédé.",
     played: (n) => `${n} h jouée(s)`, vibrate: "Vibrer dans les dernières secondes d'une enchère et à la fin de l'heure",
-    started: "Enchère commencée", finalSay: "Dernières secondes", hourOver: (n) => `L'heure ${n} est finie`,
+    started: "Enchère commencée", finalSay: "Dernières secondes",
     refused: "Le code de ce téléphone n'est plus valable (nouvelle partie, ou l'unité a redémarré) : scannez à nouveau le code sur l'écran de l'unité (menu, SUR MOBILE).",
     switchOn: "INTERRUPTEUR : ON", switchOff: "INTERRUPTEUR : OFF", soundOn: "Son : oui", soundOff: "Son : non",
     ledOn: "LED allumée", ledOff: "LED éteinte", auctionButton: "ENCHÈRE", buildButton: "CONSTRUIRE",
@@ -41,6 +41,7 @@ let last = null; // the last state
 let tick = null; // the clock's interval, only while a clock runs on the page
 let token = null;
 let audio = null; // Web Audio, once a tap allowed it: { ctx, osc, gain }
+let connected = false;
 
 function keepToken() {
   const match = location.pathname.match(/^\/k\/([A-Z2-7]{8,32})$/i);
@@ -72,6 +73,7 @@ function render(state) {
   last = state;
   words = WORDS[state.language] || WORDS.en;
   document.documentElement.lang = state.language;
+  $("link").textContent = connected ? words.live : words.lost;
   $("mode").textContent = state.power ? (words[state.mode] || state.mode) : words.off;
   $("hour").textContent = state.power && state.hour ? words.hour(state.hour) : "";
   show("paused", state.paused && state.power);
@@ -123,23 +125,28 @@ function renderAuction(state, before) {
   if (!auction) return;
   $("auction").classList.toggle("final", auction.phase === "final");
   $("auction-phase").textContent = auction.phase === "final" ? words.final : words.running;
-  const countdown = $("countdown");
   if (auction.countdown_s !== null) {
-    countdown.textContent = words.left(auction.countdown_s);
+    showLeft(auction.countdown_s);
   } else if (auction.phase === "final") { // the final phase is public: counted here
     const wasFinal = before && before.auction && before.auction.phase === "final";
     if (!wasFinal) {
       const end = performance.now() + auction.final_s * 1000;
       const step = () => {
         const left = Math.max(0, Math.ceil((end - performance.now()) / 1000));
-        countdown.textContent = words.left(left);
+        showLeft(left);
         if (left > 0 && last.auction && last.auction.phase === "final") setTimeout(step, 200);
       };
       step();
     }
   } else {
-    countdown.textContent = "";
+    showLeft(null);
   }
+}
+
+function showLeft(seconds) { // the number large, its unit small: it fits 360 px in French
+  $("countdown-n").textContent = seconds === null ? "" : String(seconds);
+  $("countdown-unit").textContent = seconds === null ? "" : words.leftUnit;
+  $("countdown").setAttribute("aria-label", seconds === null ? "" : words.left(seconds));
 }
 
 function renderHistory(permits) {
@@ -224,10 +231,13 @@ function pressable(id, button) {
     element.classList.toggle("down", on);
     post("/press", { button, down: on });
   };
-  element.addEventListener("pointerdown", (e) => { e.preventDefault(); element.setPointerCapture(e.pointerId); set(true); });
+  let handled = false; // a pointer or a key pressed it: the click that follows is theirs
+  element.addEventListener("pointerdown", (e) => { e.preventDefault(); handled = true; element.setPointerCapture(e.pointerId); set(true); });
   for (const name of ["pointerup", "pointercancel", "lostpointercapture"]) element.addEventListener(name, () => set(false));
-  element.addEventListener("keydown", (e) => { if ((e.key === " " || e.key === "Enter") && !e.repeat) { e.preventDefault(); set(true); } });
+  element.addEventListener("keydown", (e) => { if ((e.key === " " || e.key === "Enter") && !e.repeat) { e.preventDefault(); handled = true; set(true); } });
   element.addEventListener("keyup", (e) => { if (e.key === " " || e.key === "Enter") set(false); });
+  // a screen reader, switch access or voice control clicks with no pointer: a tap
+  element.addEventListener("click", () => { if (!handled) { set(true); set(false); } handled = false; });
   element.addEventListener("contextmenu", (e) => e.preventDefault()); // a long press is the unit's
 }
 
@@ -250,9 +260,10 @@ function startSound() {
 
 function listen() {
   const link = $("link");
-  const events = new EventSource("/events"); // reconnects by itself, from the last id seen
-  events.addEventListener("open", () => { link.textContent = words.live; link.className = "link live"; });
-  events.addEventListener("error", () => { link.textContent = words.lost; link.className = "link lost"; });
+  // reconnects by itself, from the last id seen; the token, for the simulator's screen
+  const events = new EventSource(token ? `/events?k=${encodeURIComponent(token)}` : "/events");
+  events.addEventListener("open", () => { connected = true; link.textContent = words.live; link.className = "link live"; });
+  events.addEventListener("error", () => { connected = false; link.textContent = words.lost; link.className = "link lost"; });
   events.addEventListener("state", (e) => render(JSON.parse(e.data)));
   events.addEventListener("frame", (e) => { $("oled").src = JSON.parse(e.data); });
 }
