@@ -25,7 +25,7 @@ pytestmark = pytest.mark.skipif(
     reason="no Debian chromium and chromium-driver (bootstrap.py installs them as root)",
 )
 WIDTH, HEIGHT = 360, 740  # a small phone, held upright
-GOLDEN = Path(__file__).parents[1] / "golden" / "page-360x740.png"
+GOLDEN = Path(__file__).parents[1] / "golden" / "page" / "page-360x740.png"  # not an OLED screen
 SHOWN_S = 15.0  # the browser's own time to show what it was sent: a bound, not a pace
 
 
