@@ -410,6 +410,14 @@ def test_the_kernel_tells_the_page_when_an_address_comes() -> None:
     assert result.stdout.strip() == "told", result.stderr
 
 
+def answered(unit: Served) -> int:
+    """The page's status for GET /, or 0 for a connection it closed unanswered."""
+    try:
+        return unit.request("GET", "/")[0]
+    except ConnectionError:
+        return 0
+
+
 def test_a_thousand_connections_are_bounded_and_the_page_recovers() -> None:
     with served() as unit:
         flood = []
@@ -425,10 +433,11 @@ def test_a_thousand_connections_are_bounded_and_the_page_recovers() -> None:
         finally:
             for sock in flood:
                 sock.close()
-        # (the page sees each close in its turn: a 503 may come while it has not yet)
-        statuses = [unit.request("GET", "/")[0] for _ in range(3)]
+        # (the page sees each close in its turn: a 503, or a connection closed at once past
+        # twice the bound, may come while it has not yet)
+        statuses = [answered(unit)]
         while statuses[-1] != 200 and len(statuses) < 200:
-            statuses.append(unit.request("GET", "/")[0])
+            statuses.append(answered(unit))
         assert statuses[-1] == 200, f"the page serves again once the flood is gone: {statuses}"
         assert unit.state()["power"] is True
 
