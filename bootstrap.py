@@ -81,6 +81,8 @@ TOOLS = {
     # The players' page in a real browser, headless, driven through its WebDriver
     "chromium": ("the page's browser tests", ["chromium"]),
     "chromedriver": ("the page's browser tests (WebDriver)", ["chromium-driver"]),
+    # callgrind: start-up, a tap and an hour counted in instructions (bench --instructions)
+    "valgrind": ("the instruction counts' test", ["valgrind"]),
 }
 IMAGE_TOOLS = ("mmdebstrap", "qemu-aarch64-static", "mcopy", "sfdisk", "dtc", "xz")
 

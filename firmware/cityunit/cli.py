@@ -114,6 +114,14 @@ def _add_tools(sub: Commands) -> None:
     )  # fmt: skip
     bench.add_argument("--config", type=Path, help=CONFIG_HELP + "; with --device")
     bench.add_argument(
+        "--instructions", action="store_true",
+        help="start-up, a tap and an hour counted in instructions (callgrind), in a checkout",
+    )  # fmt: skip
+    bench.add_argument(
+        "--against", metavar="REV",
+        help="with --instructions: also count git revision REV, side by side",
+    )  # fmt: skip
+    bench.add_argument(
         "--slow", type=within(float, 1, 1000), metavar="N",
         help="as a CPU N times slower: held to 1/N of a core by a CPU quota (root; 20 is"
         " about a Pi Zero 2 W)",
@@ -160,6 +168,10 @@ def main(argv: list[str] | None = None, early: list[int] | None = None) -> int:
         format="%(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    if args.command in SERVING:
+        from cityunit.service.startup import defer_unused
+
+        defer_unused()
     module, _, name = PROGRAMS[args.command].partition(":")
     command: Callable[[argparse.Namespace], int] = getattr(importlib.import_module(module), name)
     args.early = [] if early is None else early

@@ -81,3 +81,20 @@ def test_text_is_laid_out_alike_on_every_machine() -> None:
     assert {
         font(size, condensed).layout_engine for size in (9, 12, 22) for condensed in (False, True)
     } == {ImageFont.Layout.BASIC}
+
+
+def test_a_screen_is_a_value_of_its_kind() -> None:
+    """Equal and hashed alike to a screen of its kind with the same fields (the display
+    keys what it rendered by screen), never to another kind with the same values."""
+    from cityunit.core.permit import Permit
+    from cityunit.core.screens import AuctionScreen, HourScreen, PermitScreen, SoldScreen
+
+    assert HourScreen(1, "00:01") == HourScreen(1, "00:01", paused=False)
+    assert hash(HourScreen(1, "00:01")) == hash(HourScreen(1, "00:01"))
+    assert HourScreen(1, "00:01") != HourScreen(1, "00:02")
+    assert HourScreen(1, None, paused=True) != HourScreen(1, None, resumed=True)
+    assert AuctionScreen(3) != SoldScreen(3)  # type: ignore[arg-type]
+    assert len({PermitScreen(Permit.TWO), PermitScreen(Permit.TWO), Blank()}) == 2
+    assert repr(AuctionScreen(2, 30)) == "AuctionScreen(countdown_s=30, frame=2)"
+    with pytest.raises(AttributeError):
+        HourScreen(1, "00:01").extra = 1  # type: ignore[attr-defined]

@@ -7,6 +7,8 @@ import shutil
 import subprocess
 import sys
 
+import pytest
+
 from cityunit.tools.bench import TARGETS
 
 
@@ -151,3 +153,57 @@ def test_slowed_past_20_lengthens_the_period_and_refuses_what_is_no_number() -> 
             assert "0.025 of one core (1000 us each 40000 us" in how, how
     except NoQuota as e:
         pytest.skip(f"no CPU quota here: {e}")
+
+
+def test_the_unused_modules_wait_until_something_uses_them() -> None:
+    """`run` and `sim` defer what gpiozero and Pillow import and never use: gpiozero and
+    luma come up on them, and whatever does use them later gets the real module."""
+    script = """
+import sys
+from cityunit.service.startup import Deferred, defer_unused
+defer_unused()
+import gpiozero, luma.oled.device, PIL.Image
+from cityunit.parts.gpio import mock_pins
+gpiozero.LED(13, pin_factory=mock_pins()).on()
+print(*(type(sys.modules[n]).__name__ for n in ("importlib.metadata", "PIL.ExifTags")))
+from importlib.metadata import entry_points
+assert entry_points(group="cityunit-nothing") == ()
+assert PIL.Image.ExifTags.Base.Orientation == 0x0112
+print(*(type(sys.modules[n]).__name__ for n in ("importlib.metadata", "PIL.ExifTags")))
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=60)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:2] == ["Deferred Deferred", "module module"]
+
+
+def test_bench_instructions_counts_the_service_to_ready(tmp_path) -> None:
+    """callgrind's count of the service's start to READY, where valgrind is (bootstrap
+    installs it): a count like e7e79bc's (629 M) and this tree's, not a guess."""
+    from cityunit.tools.bench import instructions
+
+    if (why := instructions.unavailable()) is not None:
+        pytest.skip(why)
+    root = instructions.checkout()
+    assert root is not None
+    counted = instructions._run("ready", root)
+    assert 100 < instructions._total(counted) < 2000
+    assert counted.labels == []
+
+
+def test_the_counts_windows_are_the_dumps_between_their_marks(tmp_path) -> None:
+    from cityunit.tools.bench.instructions import Counted, _total, _windows
+
+    counted = Counted([5, 7, 11, 13, 17, 19], ["tap", "readying"])
+    assert _windows(counted, "tap") == [7e-6] and _windows(counted, "readying") == [13e-6]
+    assert _total(counted) == 72e-6
+
+
+def test_against_gives_another_revision_of_the_checkout() -> None:
+    from cityunit.tools.bench import instructions
+
+    with instructions.revision("HEAD") as tree:
+        assert (tree / "firmware/cityunit/__init__.py").exists() and (tree / "sim").is_dir()
+    done = subprocess.run([sys.executable, "-m", "cityunit", "bench", "--against", "HEAD"],
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert done.returncode == 2 and "--against goes with --instructions" in done.stderr

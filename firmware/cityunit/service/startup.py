@@ -5,9 +5,11 @@ put their signal handlers in place before anything heavy is imported."""
 from __future__ import annotations
 
 import contextlib
+import importlib
 import logging
 import os
 import sys
+import types
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -18,6 +20,50 @@ if TYPE_CHECKING:
     from cityunit.loop.inbox import Inbox
 
 log = logging.getLogger("cityunit")
+
+# What the libraries import at their own import and a unit never uses, with what of each
+# they take by name then: gpiozero's entry-point look-up (importlib.metadata with email,
+# zipfile and csv: only for a pin factory named by a string, and the unit hands gpiozero
+# its factory) and Pillow's EXIF names. 55 M and 27 M instructions on the way to READY.
+UNUSED = {"importlib.metadata": ("entry_points",), "PIL.ExifTags": ()}
+
+
+class Deferred(types.ModuleType):
+    """A module imported when something in it is first used, not when it is imported:
+    this stand-in holds its place in sys.modules until then. `calls`: the functions taken
+    from it by name at import (`from importlib.metadata import entry_points`), which
+    import it when called. importlib.util.LazyLoader cannot: its module loads on the
+    first attribute looked up, and `from ... import` looks one up."""
+
+    def __init__(self, name: str, calls: tuple[str, ...] = ()) -> None:
+        super().__init__(name)
+        for call in calls:
+            setattr(self, call, self._later(call))
+
+    def _later(self, call: str) -> object:
+        def called(*args: object, **kwargs: object) -> object:
+            return getattr(self.loaded(), call)(*args, **kwargs)
+
+        called.__name__ = call
+        return called
+
+    def loaded(self) -> types.ModuleType:
+        """The module itself, imported now if it is not yet."""
+        if sys.modules.get(self.__name__) is self:
+            del sys.modules[self.__name__]
+        return importlib.import_module(self.__name__)
+
+    def __getattr__(self, name: str) -> object:
+        if name.startswith("__"):  # the import system's questions (__path__: a package?)
+            raise AttributeError(name)
+        return getattr(self.loaded(), name)
+
+
+def defer_unused() -> None:
+    """UNUSED's modules imported only if something uses them (nothing the unit does)."""
+    for name, calls in UNUSED.items():
+        if name not in sys.modules:
+            sys.modules[name] = Deferred(name, calls)
 
 
 def read_config(path: Path | None, system_default: bool) -> Config | None:

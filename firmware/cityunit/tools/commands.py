@@ -22,6 +22,13 @@ def bench(args: argparse.Namespace) -> int:
         print("cityunit bench: --slow slows the desktop figures; a Pi is as slow as it is",
               file=sys.stderr)  # fmt: skip
         return 2
+    if args.against is not None and not args.instructions:
+        print("cityunit bench: --against goes with --instructions", file=sys.stderr)
+        return 2
+    if args.instructions:
+        from cityunit.tools.bench.instructions import main as counted
+
+        return counted(args.json, args.against)
     if args.device:
         import platform
 

@@ -1,0 +1,167 @@
+"""`cityunit bench --instructions`: start-up, a tap and an hour of play counted in
+instructions by callgrind, which gives the same count from run to run whatever the
+machine's load (where a timer on this shared, two-core machine varies by half). Given
+`--against REV`, another revision of the checkout is counted by the same probe in the
+same run, side by side.
+
+Each figure is millions of instructions (user space: the kernel's side of a write to the
+bus is not in it), from a process started as the service starts it, with gpiozero's mock
+pins and an I2C bus that drops its bytes (probe.py):
+
+- first light: from exec to the first frame on the glass (the first stage's, where the
+  tree has one; else the full stack's, which is READY);
+- ready: from exec to READY=1, the first frame sent by the full stack;
+- tap frame: from the release of AUCTION to its frame sent, the screen readied (median);
+- readying wait: from a press landing as a screen is readied to its click (the worst);
+- hour: the tree's own in-process hour of play (`cityunit bench`'s virtual hour).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+PROBE = Path(__file__).with_name("probe.py")
+KEYS = ("first_light_minstr", "ready_minstr", "tap_frame_minstr", "readying_wait_minstr",
+        "hour_minstr")  # fmt: skip
+CONFIG = """\
+[state]
+dir = "{state}"
+"""
+
+
+def unavailable() -> str | None:
+    """Why this machine cannot count, or None."""
+    if shutil.which("valgrind") is None:
+        return "no valgrind (callgrind counts the instructions): sudo apt install valgrind"
+    return None
+
+
+def checkout() -> Path | None:
+    """The git checkout this copy runs from, or None (an installed copy)."""
+    root = Path(__file__).resolve().parents[4]
+    return root if (root / ".git").exists() and (root / "firmware").is_dir() else None
+
+
+def count(tree: Path) -> dict[str, float]:
+    """Every figure for the tree (a checkout's root: firmware/ and sim/ in it)."""
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", str(tree / "firmware"), str(tree / "sim")],
+        check=True,
+    )  # fmt: skip  (as an install is)
+    figures = {"ready_minstr": _total(_run("ready", tree))}
+    light = _windows(_run("light", tree), "light") if _has_first_stage(tree) else []
+    figures["first_light_minstr"] = light[0] if light else figures["ready_minstr"]
+    session = _run("session", tree)
+    figures["tap_frame_minstr"] = statistics.median(_windows(session, "tap"))
+    figures["readying_wait_minstr"] = max(_windows(session, "readying"))
+    figures["hour_minstr"] = _windows(_run("hour", tree), "hour")[0]
+    return {key: round(figures[key], 2) for key in KEYS}
+
+
+def _has_first_stage(tree: Path) -> bool:
+    return (tree / "firmware/cityunit/service/light.py").exists()
+
+
+class Counted:
+    """One probe's run: callgrind's dumps (the counts between marks) and the labels."""
+
+    def __init__(self, dumps: list[int], labels: list[str]) -> None:
+        self.dumps, self.labels = dumps, labels
+
+
+def _run(scenario: str, tree: Path) -> Counted:
+    with tempfile.TemporaryDirectory(prefix="cityunit-count-") as tmp:
+        folder = Path(tmp)
+        config = folder / "config.toml"
+        config.write_text(CONFIG.format(state=folder / "state"))
+        labels = folder / "labels"
+        labels.touch()
+        paths = {sysconfig.get_path("purelib"), sysconfig.get_path("platlib")}
+        env = {key: value for key, value in os.environ.items()
+               if not key.startswith(("NOTIFY_", "WATCHDOG_", "PYTHON", "CITYUNIT_"))}  # fmt: skip
+        env.update(GPIOZERO_PIN_FACTORY="mock", CITYUNIT_PROBE_PATH=os.pathsep.join(paths))
+        out = folder / "callgrind.out"
+        command = [
+            "valgrind", "--tool=callgrind", "--dump-before=getppid", "-q",
+            f"--callgrind-out-file={out}", sys.executable, "-S", str(PROBE), scenario,
+            str(tree), str(config), str(labels),
+        ]  # fmt: skip
+        done = subprocess.run(command, env=env, cwd=tmp, capture_output=True, timeout=1800)
+        if done.returncode != 0:
+            said = done.stderr.decode(errors="replace")[-2000:]
+            raise RuntimeError(f"the {scenario} probe failed ({done.returncode}): {said}")
+        parts = sorted(folder.glob("callgrind.out.*"), key=lambda p: int(p.suffix[1:]))
+        dumps = [_instructions(p) for p in [*parts, out]]
+        return Counted(dumps, labels.read_text().split())
+
+
+def _instructions(dump: Path) -> int:
+    for line in dump.read_text().splitlines():
+        if line.startswith("totals:"):
+            return int(line.split()[1])
+    return 0
+
+
+def _total(counted: Counted) -> float:
+    return sum(counted.dumps) / 1e6
+
+
+def _windows(counted: Counted, label: str) -> list[float]:
+    """Window k (1-based) is the 2k-th dump: each is marked when it opens and closes."""
+    return [counted.dumps[2 * k + 1] / 1e6 for k, name in enumerate(counted.labels)
+            if name == label]  # fmt: skip
+
+
+@contextlib.contextmanager
+def revision(rev: str) -> Iterator[Path]:
+    """The checkout's firmware and simulator at `rev`, in a temporary folder."""
+    root = checkout()
+    if root is None:
+        raise RuntimeError("--against needs the git checkout (this copy is installed)")
+    with tempfile.TemporaryDirectory(prefix="cityunit-rev-") as tmp:
+        archive = subprocess.run(["git", "-C", str(root), "archive", rev, "firmware", "sim"],
+                                 capture_output=True, check=False)  # fmt: skip
+        if archive.returncode != 0:
+            raise RuntimeError(f"--against {rev}: {archive.stderr.decode().strip()}")
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
+        yield Path(tmp)
+
+
+def main(as_json: bool, against: str | None) -> int:
+    """The figures for this tree, and `against`'s beside them; 2 where it cannot count."""
+    import json
+
+    why = unavailable() or (None if checkout() else "needs the git checkout (firmware/, sim/)")
+    if why:
+        print(f"cityunit bench --instructions: {why}", file=sys.stderr)
+        return 2
+    root = checkout()
+    assert root is not None
+    try:
+        figures: dict[str, object] = dict(count(root))
+        if against is not None:
+            with revision(against) as tree:
+                figures["against"] = {"rev": against, **count(tree)}
+    except RuntimeError as e:
+        print(f"cityunit bench --instructions: {e}", file=sys.stderr)
+        return 2
+    if as_json:
+        print(json.dumps(figures))
+        return 0
+    other = figures.get("against")
+    print(f"{'millions of instructions':34} {'this tree':>10}" + f" {against:>10}" * bool(other))
+    for key in KEYS:
+        line = f"{key:34} {figures[key]:10.2f}"
+        if isinstance(other, dict):
+            line += f" {other[key]:10.2f}"
+        print(line)
+    return 0

@@ -1,0 +1,269 @@
+"""The process `cityunit bench --instructions` counts under callgrind: one tree's unit
+(this checkout's or another revision's), started as its service starts it, with a stand-in
+bus that drops the display's bytes and gpiozero's mock pins, and windows marked for the
+count.
+
+Run by path, with `python -S` (site's .pth files are the venv's, not the unit's: the
+editable install's finder alone is 60 M instructions), before anything of the tree is
+imported:
+
+    python -S probe.py SCENARIO TREE CONFIG [LABELS]
+
+A window is what runs between two calls of `mark()` (a getppid(2), which callgrind dumps
+before: `--dump-before=getppid`); the label of each window goes to LABELS, a line each,
+in order. This module knows no tree's modules by heart: where the rooms moved
+(firmware/cityunit's sub-packages), it looks in both places.
+"""
+
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+SCENARIO, TREE, CONFIG = sys.argv[1:4]
+LABELS = os.open(sys.argv[4], os.O_WRONLY | os.O_APPEND) if len(sys.argv) > 4 else -1
+
+
+def mark() -> None:
+    """One end of a window: callgrind dumps its count here."""
+    os.getppid()
+
+
+def window(label: str) -> None:
+    """A window opens: named, then marked."""
+    os.write(LABELS, label.encode() + b"\n")
+    mark()
+
+
+def find(*names: str):  # type: ignore[no-untyped-def]
+    """The first of `names` ("module:attribute") that this tree has."""
+    import importlib
+
+    for name in names:
+        module, _, attribute = name.partition(":")
+        try:
+            return importlib.import_module(module), attribute
+        except ModuleNotFoundError:
+            continue
+    raise SystemExit(f"probe: none of {names} in {TREE}")
+
+
+def entry() -> None:
+    """The tree's service, as systemd starts it: its launcher where it has one, else what
+    pip's console script runs (`re` first)."""
+    sys.argv = ["cityunit", "run", "--config", CONFIG, "--seed", "3"]
+    launcher = os.path.join(TREE, "firmware", "cityunit", "service", "launch.py")
+    if os.path.exists(launcher):
+        sys.path.insert(0, os.path.dirname(launcher))
+        import launch  # type: ignore[import-not-found]
+
+        raise SystemExit(launch.main())
+    import re  # noqa: F401 (pip's console script's first line)
+
+    command, name = find("cityunit.__main__:main")  # the measured tree's, not this one's
+    raise SystemExit(getattr(command, name)())
+
+
+def drop_the_bus() -> None:
+    """smbus2's bus, which luma opens on the Pi's I2C port, made to drop what it is sent."""
+    import smbus2
+
+    class Dropped:
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            pass
+
+        def write_i2c_block_data(self, *args: object) -> None:
+            pass
+
+        def i2c_rdwr(self, *args: object) -> None:
+            pass
+
+        def close(self) -> None:
+            pass
+
+    setattr(smbus2, "SMBus", Dropped)  # noqa: B010 (a class mypy knows, replaced)
+
+
+def when_ready(then) -> None:  # type: ignore[no-untyped-def]
+    """`then()` on the loop thread once the unit says READY (its first frame sent)."""
+    module, name = find("cityunit.parts.notify:Notifier", "cityunit.notify:Notifier")
+    notifier = getattr(module, name)
+    ready = notifier.ready
+
+    def told(self) -> None:  # type: ignore[no-untyped-def]
+        ready(self)
+        then()
+
+    notifier.ready = told
+
+
+def ready() -> None:
+    """From exec to READY, the first frame on the bus: the process ends there."""
+    drop_the_bus()
+    when_ready(lambda: os._exit(0))
+    entry()
+
+
+TAPS, PRESSES = 5, 6
+
+
+class Session:
+    """Once the unit is READY, from a thread of the probe: the switch ON, a press on its
+    first readying, then TAPS taps of AUCTION, each a window from the release to its
+    frame sent (every expected screen readied first), and PRESSES presses of AUCTION
+    landing as one of the (up to three) readyings after a tick starts, in the hour and in
+    an auction, each a window from the edge to its click on the buzzer's pin."""
+
+    def __init__(self) -> None:
+        from gpiozero.pins.mock import MockPWMPin
+
+        self.hooks: dict[str, Callable[[], None]] = {}
+        self.factories: list[Any] = []
+        hook = self.hook
+
+        class Probed(MockPWMPin):  # type: ignore[misc]
+            def _change_state(self, value: object) -> bool:
+                changed: bool = super()._change_state(value)
+                if changed and self._function == "output":
+                    hook("output")
+                return changed
+
+        self.pin_class = Probed
+        self._patch(("cityunit.parts.gpio:mock_pins", "cityunit.parts:mock_pins"), self._pins)
+        self._patch(("cityunit.display.oled:LumaPanel.display",
+                     "cityunit.oled:LumaPanel.display"), self._display)  # fmt: skip
+        self._patch(("cityunit.display.panel:Display.prepare_next",
+                     "cityunit.display:Display.prepare_next"), self._readying)  # fmt: skip
+
+    @staticmethod
+    def _patch(names: tuple[str, ...], then: Callable[[Any], Any]) -> None:
+        """The first of `names` ("module:Class.member") the tree has, replaced by
+        `then(the original)`."""
+        owner, path = find(*names)
+        *owners, member = path.split(".")
+        for name in owners:
+            owner = getattr(owner, name)
+        setattr(owner, member, then(getattr(owner, member)))
+
+    def _pins(self, made: Callable[..., Any]) -> Callable[..., Any]:
+        def mock_pins(pin_class: object = None) -> Any:  # the tree's own, with Probed pins
+            self.factories.append(made(self.pin_class))
+            return self.factories[-1]
+
+        return mock_pins
+
+    def _display(self, show: Callable[..., None]) -> Callable[..., None]:
+        def display(panel: object, image: object) -> None:
+            show(panel, image)
+            self.hook("frame")
+
+        return display
+
+    def _readying(self, ready_one: Callable[[Any], None]) -> Callable[[Any], None]:
+        def prepare_next(display: Any) -> None:
+            self.hook("readying")
+            ready_one(display)
+            if not display.preparing:
+                self.hook("readied")
+
+        return prepare_next
+
+    def hook(self, name: str) -> None:
+        if (then := self.hooks.pop(name, None)) is not None:
+            then()
+
+    def waiting(self, name: str, then: Callable[[], None] = lambda: None) -> threading.Event:
+        """An event set when hook `name` next runs, after `then()`."""
+        done = threading.Event()
+
+        def fired() -> None:
+            then()
+            done.set()
+
+        self.hooks[name] = fired
+        return done
+
+    def press_as_readying(self, button: Any, skip: int) -> None:
+        """`button` pressed on the loop thread as its `skip`+1-th readying starts."""
+
+        def press() -> None:
+            nonlocal skip
+            if skip:
+                skip -= 1
+                self.hooks["readying"] = press
+                return
+            window("readying")
+            button.drive_low()
+
+        clicked = self.waiting("output", mark)  # armed first: the press is on the loop
+        self.hooks["readying"] = press
+        clicked.wait(60)
+        time.sleep(0.1)
+        button.drive_high()
+
+    def drive(self) -> None:
+        from cityunit.config import Config
+
+        pins = Config().pins
+        power, auction = (self.factories[0].pin(n) for n in (pins.power, pins.auction))
+        power.drive_low()  # the game on: its first hour, and a press on its first readying
+        self.press_as_readying(auction, 0)
+        time.sleep(2)
+        tap(auction)  # stopped
+        time.sleep(6)  # back to the hour's screen
+        for _ in range(TAPS):
+            self.waiting("readied").wait(5)  # the auction's first screen among them
+            auction.drive_low()
+            time.sleep(0.1)
+            self.waiting("readied").wait(3)
+            done = self.waiting("frame", mark)
+            window("tap")
+            auction.drive_high()  # the tap is decided on release: a new screen
+            done.wait(60)
+            time.sleep(2)
+            tap(auction)  # stopped
+            time.sleep(6)
+        for n in range(PRESSES):  # in the hour, then in an auction
+            if n >= PRESSES // 2:
+                tap(auction)
+                time.sleep(2)
+            self.press_as_readying(auction, n % 3)
+            if n < PRESSES // 2:
+                time.sleep(2)
+                tap(auction)
+            time.sleep(6)
+        os._exit(0)
+
+
+def tap(button: Any) -> None:
+    button.drive_low()
+    time.sleep(0.1)  # a tap, not a hold
+    button.drive_high()
+
+
+def session() -> None:
+    player = Session()
+    when_ready(lambda: threading.Thread(target=player.drive, daemon=True).start())
+    drop_the_bus()
+    entry()
+
+
+def hour() -> None:
+    """The tree's own in-process hour of play (`cityunit bench`'s), one window."""
+    module, name = find(
+        "cityunit.tools.bench.hour:virtual_hour", "cityunit.bench.hour:virtual_hour"
+    )
+    play = getattr(module, name)
+    play()  # its imports and first steps, outside the window
+    window("hour")
+    play()
+    mark()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    sys.path[0:1] = [os.path.join(TREE, "firmware"), os.path.join(TREE, "sim")]
+    sys.path += os.environ.get("CITYUNIT_PROBE_PATH", "").split(os.pathsep)
+    {"ready": ready, "session": session, "hour": hour}[SCENARIO]()
