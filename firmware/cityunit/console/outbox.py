@@ -20,7 +20,9 @@ import logging
 import threading
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import Final
+
+from cityunit.core.values import Value
 
 log = logging.getLogger(__name__)
 
@@ -28,15 +30,18 @@ EVENTS_BEHIND = 4096  # event lines queued for a subscriber that has not taken t
 CHUNK = 256  # lines in one chunk, at most
 
 
-@dataclass(frozen=True)
-class Chunk:
+class Chunk(Value):
     """Lines for the subscriber's thread: how many replies and events, and for whom (a
     console counts its clients: lines for one that left are not written)."""
 
-    data: bytes
-    replies: int
-    events: int
-    tag: int
+    __slots__ = ("data", "events", "replies", "tag")
+    data: Final[bytes]
+    replies: Final[int]
+    events: Final[int]
+    tag: Final[int]
+
+    def __init__(self, data: bytes, replies: int, events: int, tag: int) -> None:
+        self.data, self.replies, self.events, self.tag = data, replies, events, tag
 
 
 class Outbox:

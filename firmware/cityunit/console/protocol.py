@@ -12,7 +12,6 @@ import json
 import re
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 from functools import partial
 from typing import Protocol
 
@@ -56,9 +55,10 @@ class CommandError(Exception):
         self.code = code
 
 
-@dataclass(frozen=True)
 class TooLong:
     """A line over MAX_LINE bytes; its bytes were dropped."""
+
+    __slots__ = ()
 
 
 class LineReader:

@@ -9,20 +9,21 @@ gpiozero's MockFactory ignores `bounce_time`, and so does this unit: it debounce
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from cityunit.core.timers import Timers
 
 
-@dataclass
 class Debouncer:
     """One contact's debouncing, as plain data: the times are the edges' own, never the
     clock's, so an edge handled late is judged as of when it happened."""
 
-    window_ms: int
-    level: bool = False  # the debounced level: True when pressed / switched on
-    raw: bool = False
-    quiet_at: int | None = None  # end of the current chatter window
+    __slots__ = ("level", "quiet_at", "raw", "window_ms")
+
+    def __init__(self, window_ms: int) -> None:
+        self.window_ms = window_ms
+        self.level = False  # the debounced level: True when pressed / switched on
+        self.raw = False
+        self.quiet_at: int | None = None  # end of the current chatter window
 
     def edge(self, level: bool, t: int) -> bool | None:
         """A raw edge at `t`; returns the new debounced level, or None if it is chatter."""

@@ -10,7 +10,6 @@ button goes on working alone.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from enum import StrEnum
 from functools import partial
 
@@ -46,11 +45,13 @@ STUCK_MS = 10_000
 Heard = Callable[[Gesture, Button | None], None]
 
 
-@dataclass
 class _Held:
-    since: int
-    spent: bool = False  # its meaning was already taken (long press or chord)
-    stuck: bool = False
+    __slots__ = ("since", "spent", "stuck")
+
+    def __init__(self, since: int) -> None:
+        self.since = since
+        self.spent = False  # its meaning was already taken (long press or chord)
+        self.stuck = False
 
 
 class Gestures:

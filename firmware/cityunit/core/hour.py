@@ -6,17 +6,22 @@ instant without reaching back into the core.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import Final
+
+from cityunit.core.values import Value
 
 HOUR_MS = 3_600_000
 
 
-@dataclass(frozen=True)
-class HourClock:
+class HourClock(Value):
     """The time played of the hour; each start and stop gives a new value."""
 
-    banked: int = 0  # ms of the hour played before `since`
-    since: int | None = None  # unit time it last started running; None while stopped
+    __slots__ = ("banked", "since")
+    banked: Final[int]  # ms of the hour played before `since`
+    since: Final[int | None]  # unit time it last started running; None while stopped
+
+    def __init__(self, banked: int = 0, since: int | None = None) -> None:
+        self.banked, self.since = banked, since
 
     @property
     def running(self) -> bool:

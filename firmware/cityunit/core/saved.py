@@ -6,25 +6,36 @@ whole or not at all, its format's version first)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from cityunit.core.permit import Permit
+from cityunit.core.values import Value
 
 _PERMITS = {p.value for p in Permit}
 _MOST = 1_000_000  # hours played, in all and in this session: more is no real game
 
 
-@dataclass(frozen=True)
-class SavedGame:
-    power: bool  # the switch was ON
-    hour: int  # the hour being played (0: never switched ON)
-    session_hours: int  # hours since the switch went ON (the game's length counts these)
-    hour_elapsed_ms: int  # of the hour being played (0 when OFF)
-    paused: bool
-    history: tuple[Permit, ...] = ()  # the permits drawn, newest first
-    settings: Mapping[str, str] = field(default_factory=dict)  # the table's, by name
-    config: Mapping[str, str] = field(default_factory=dict)  # the file's, when saved
+class SavedGame(Value):
+    __slots__ = ("config", "history", "hour", "hour_elapsed_ms", "paused", "power",
+                 "session_hours", "settings")  # fmt: skip
+    power: Final[bool]  # the switch was ON
+    hour: Final[int]  # the hour being played (0: never switched ON)
+    session_hours: Final[int]  # hours since the switch went ON (the game's length counts these)
+    hour_elapsed_ms: Final[int]  # of the hour being played (0 when OFF)
+    paused: Final[bool]
+    history: Final[tuple[Permit, ...]]  # the permits drawn, newest first
+    settings: Final[Mapping[str, str]]  # the table's, by name
+    config: Final[Mapping[str, str]]  # the file's, when saved
+
+    def __init__(
+        self, power: bool, hour: int, session_hours: int, hour_elapsed_ms: int, paused: bool,
+        history: tuple[Permit, ...] = (), settings: Mapping[str, str] | None = None,
+        config: Mapping[str, str] | None = None,
+    ) -> None:  # fmt: skip
+        self.power, self.hour, self.session_hours = power, hour, session_hours
+        self.hour_elapsed_ms, self.paused, self.history = hour_elapsed_ms, paused, history
+        self.settings = {} if settings is None else settings
+        self.config = {} if config is None else config
 
     def as_json(self) -> dict[str, Any]:
         return {

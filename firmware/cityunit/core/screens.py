@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Final, NamedTuple, Protocol
 
 from cityunit.core.permit import Permit
+from cityunit.core.values import Value
 
 TEXT = {
     "en": {
@@ -107,36 +108,14 @@ class Screen(Protocol):
         ...
 
 
-class Shown:
-    """A screen's value: equal, and hashed alike, to a screen of its kind with the same
-    fields (its __slots__), and immutable (mypy: Final). A frozen dataclass would give
-    the same, for 3.5 M instructions of generated code at import each, where this costs
-    0.06 M: a tenth of a Pi Zero's second, on the way to the unit's first frame."""
-
-    __slots__: tuple[str, ...] = ()
-
-    def _fields(self) -> tuple[object, ...]:
-        return tuple(getattr(self, name) for name in self.__slots__)
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and self._fields() == other._fields()
-
-    def __hash__(self) -> int:
-        return hash((type(self), self._fields()))
-
-    def __repr__(self) -> str:
-        fields = ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__slots__)
-        return f"{type(self).__name__}({fields})"
-
-
-class Blank(Shown):
+class Blank(Value):
     """Nothing on the OLED: the unit OFF, once its notice has gone."""
 
     def lines(self, lang: str) -> list[str]:
         return []
 
 
-class HourScreen(Shown):
+class HourScreen(Value):
     """The hour being played, between auctions."""
 
     __slots__ = ("clock", "hour", "paused", "resumed")
@@ -166,7 +145,7 @@ class HourScreen(Shown):
         return out
 
 
-class AuctionScreen(Shown):
+class AuctionScreen(Value):
     """An auction running: a light along the dots, the time left only if it is public."""
 
     __slots__ = ("countdown_s", "frame")
@@ -186,7 +165,7 @@ class AuctionScreen(Shown):
         return out
 
 
-class SoldScreen(Shown):
+class SoldScreen(Value):
     """The banner after an auction: STOPPED if a player stopped it, SOLD! if its time ran
     out."""
 
@@ -201,7 +180,7 @@ class SoldScreen(Shown):
         return [TEXT[lang]["stopped" if self.stopped else "sold"]]
 
 
-class PermitScreen(Shown):
+class PermitScreen(Value):
     """A permit on show, or (drawing=True) one face of the draw animation."""
 
     __slots__ = ("drawing", "value", "visible")
@@ -228,7 +207,7 @@ class PermitScreen(Shown):
         return [t["permit"], big if self.visible else "", small]
 
 
-class HourEndScreen(Shown):
+class HourEndScreen(Value):
     """The hour is over: the players total their wealth."""
 
     __slots__ = ("hours_played",)
@@ -243,7 +222,7 @@ class HourEndScreen(Shown):
         return [t["over"], t["total"], t["wealth"], t["played"].format(n=self.hours_played)]
 
 
-class MenuScreen(Shown):
+class MenuScreen(Value):
     """One item of the settings menu: a setting and its value, the history, a new game."""
 
     __slots__ = ("count", "index", "item", "page", "permits", "title", "value")
@@ -290,7 +269,7 @@ class MenuScreen(Shown):
         return [head, self.title, self.value, t["hint"]]
 
 
-class StillOnScreen(Shown):
+class StillOnScreen(Value):
     """Just switched OFF: the unit is dark, but the Pi runs on (and drains a power bank)
     until it is shut down: say so, and how."""
 
@@ -308,7 +287,7 @@ class StillOnScreen(Shown):
         return [t["unit_off"], t["pi_on"], t["how_off"], last]
 
 
-class SwitchOffScreen(Shown):
+class SwitchOffScreen(Value):
     """The switch OFF on a unit never yet switched ON (a new build, a wiped card): a dark
     screen would look broken, or unwired, so it says where the switch stands. Once the
     unit has been ON, OFF is dark, as on the original."""
@@ -319,14 +298,14 @@ class SwitchOffScreen(Shown):
         return [t["switch_off"], t["flip_on"], t["to_play"]]
 
 
-class ShutdownScreen(Shown):
+class ShutdownScreen(Value):
     """The safe shutdown confirmed: the Pi is asked to halt 2 s after it shows."""
 
     def lines(self, lang: str) -> list[str]:
         return [TEXT[lang]["bye"]]
 
 
-class NotHaltedScreen(Shown):
+class NotHaltedScreen(Value):
     """The safe-shutdown gesture on a unit with no `power.shutdown_command`: the Pi was not
     halted, and why (the log says it too; a player sees only the screen)."""
 
@@ -335,7 +314,7 @@ class NotHaltedScreen(Shown):
         return [t["not_halted"], t["no_command"], t["command_in"], t["the_config"]]
 
 
-class RefusedScreen(Shown):
+class RefusedScreen(Value):
     """The config file refused at start (a mistake made on the card): where the first
     mistake is, and what the unit plays with instead. The reasons in full are in the
     journal and `cityunit run --check`'s."""

@@ -6,13 +6,13 @@ the loop."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Protocol
+from typing import Any, Final, NamedTuple, Protocol
 
 from cityunit.core.events import Event
 from cityunit.core.hour import HourClock
 from cityunit.core.permit import Permit
 from cityunit.core.screens import Screen
+from cityunit.core.values import Value
 
 
 class Light(NamedTuple):
@@ -35,21 +35,30 @@ class Picture(NamedTuple):
     language: str
 
 
-@dataclass(frozen=True)
-class Snapshot:
+class Snapshot(Value):
     """The unit at one instant: safe to hand to any thread, never changed."""
 
-    t_ms: int
-    revision: int
-    power: bool
-    mode: str
-    hour: int  # 0 when off
-    clock: HourClock  # the hour's time played, at any instant: clock.elapsed(t)
-    paused: bool
-    permit: Permit | None
-    light: Light
-    sound: Sound
-    picture: Picture
+    __slots__ = ("clock", "hour", "light", "mode", "paused", "permit", "picture", "power",
+                 "revision", "sound", "t_ms")  # fmt: skip
+    t_ms: Final[int]
+    revision: Final[int]
+    power: Final[bool]
+    mode: Final[str]
+    hour: Final[int]  # 0 when off
+    clock: Final[HourClock]  # the hour's time played, at any instant: clock.elapsed(t)
+    paused: Final[bool]
+    permit: Final[Permit | None]
+    light: Final[Light]
+    sound: Final[Sound]
+    picture: Final[Picture]
+
+    def __init__(
+        self, t_ms: int, revision: int, power: bool, mode: str, hour: int, clock: HourClock,
+        paused: bool, permit: Permit | None, light: Light, sound: Sound, picture: Picture,
+    ) -> None:  # fmt: skip
+        self.t_ms, self.revision, self.power, self.mode = t_ms, revision, power, mode
+        self.hour, self.clock, self.paused, self.permit = hour, clock, paused, permit
+        self.light, self.sound, self.picture = light, sound, picture
 
     @property
     def status(self) -> str:
@@ -74,13 +83,17 @@ class Snapshot:
         }
 
 
-@dataclass
 class Effects:
     """What the unit asks of the world since the loop last asked."""
 
-    events: list[Event] = field(default_factory=list)
-    shutdown: bool = False  # the safe-shutdown gesture was confirmed: halt the Pi
-    save: bool = False  # the game changed in a way worth keeping on disk
+    __slots__ = ("events", "save", "shutdown")
+
+    def __init__(
+        self, events: list[Event] | None = None, shutdown: bool = False, save: bool = False
+    ) -> None:
+        self.events: list[Event] = [] if events is None else events
+        self.shutdown = shutdown  # the safe-shutdown gesture was confirmed: halt the Pi
+        self.save = save  # the game changed in a way worth keeping on disk
 
 
 class Output(Protocol):

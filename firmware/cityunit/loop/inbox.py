@@ -16,28 +16,37 @@ import select
 import signal
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from typing import Final
+
+from cityunit.core.values import Value
 
 
-@dataclass(frozen=True)
-class Input:
+class Input(Value):
     """Something that happened at `t` (a contact edge, a console line), to be handled as
     of then: `act(t, present)`, where `present` is the loop's time as it handles it."""
 
-    t: int
-    act: Callable[[int, int], None]
+    __slots__ = ("act", "t")
+    t: Final[int]
+    act: Final[Callable[[int, int], None]]
+
+    def __init__(self, t: int, act: Callable[[int, int], None]) -> None:
+        self.t, self.act = t, act
 
 
-@dataclass(frozen=True)
-class Stop:
+class Stop(Value):
     """Stop the loop: asked at `t` (a signal, the window closing, the end of input)."""
 
-    t: int
+    __slots__ = ("t",)
+    t: Final[int]
+
+    def __init__(self, t: int) -> None:
+        self.t = t
 
 
-@dataclass(frozen=True)
-class Reload:
+class Reload(Value):
     """Read the config file again (SIGHUP: `systemctl reload cityunit`)."""
+
+    __slots__ = ()
 
 
 Work = Input | Stop | Reload | Callable[[], object]  # work for the loop: what it returns is dropped
