@@ -9,6 +9,9 @@ fields in `__slots__` (0.06 M); this base compares, hashes and shows them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from operator import attrgetter
+
 
 class Value:
     """Equal, and hashed alike, to a record of its own kind with the same fields (its
@@ -16,15 +19,18 @@ class Value:
     without a __dict__ for anything else."""
 
     __slots__: tuple[str, ...] = ()
+    _key: Callable[[Value], tuple[object, ...]] = attrgetter("__class__", "__class__")
 
-    def _fields(self) -> tuple[object, ...]:
-        return tuple(getattr(self, name) for name in self.__slots__)
+    def __init_subclass__(cls) -> None:
+        super().__init_subclass__()
+        cls._key = attrgetter("__class__", *cls.__slots__)  # (a tuple: two names at least)
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and self._fields() == other._fields()
+        key = type(self)._key
+        return type(other) is type(self) and key(self) == key(other)
 
     def __hash__(self) -> int:
-        return hash((type(self), self._fields()))
+        return hash(type(self)._key(self))
 
     def __repr__(self) -> str:
         fields = ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__slots__)

@@ -88,7 +88,8 @@ def _run(scenario: str, tree: Path) -> Counted:
         paths = {sysconfig.get_path("purelib"), sysconfig.get_path("platlib")}
         env = {key: value for key, value in os.environ.items()
                if not key.startswith(("NOTIFY_", "WATCHDOG_", "PYTHON", "CITYUNIT_"))}  # fmt: skip
-        env.update(GPIOZERO_PIN_FACTORY="mock", CITYUNIT_PROBE_PATH=os.pathsep.join(paths))
+        env.update(GPIOZERO_PIN_FACTORY="mock", CITYUNIT_PROBE_PATH=os.pathsep.join(paths),
+                   PYTHONHASHSEED="0")  # fmt: skip  (a set's order, the same each run)
         out = folder / "callgrind.out"
         command = [
             "valgrind", "--tool=callgrind", "--dump-before=getppid", "-q",

@@ -114,7 +114,8 @@ class Session:
     first readying, then TAPS taps of AUCTION, each a window from the release to its
     frame sent (every expected screen readied first), and PRESSES presses of AUCTION
     landing as one of the (up to three) readyings after a tick starts, in the hour and in
-    an auction, each a window from the edge to its click on the buzzer's pin."""
+    an auction, each a window from the edge to its click on the buzzer's pin (the LED's
+    changes are the game's, not the press's)."""
 
     def __init__(self) -> None:
         from gpiozero.pins.mock import MockPWMPin
@@ -123,11 +124,15 @@ class Session:
         self.factories: list[Any] = []
         hook = self.hook
 
+        from cityunit.config import Config
+
+        buzzer = Config().pins.buzzer
+
         class Probed(MockPWMPin):  # type: ignore[misc]
             def _change_state(self, value: object) -> bool:
                 changed: bool = super()._change_state(value)
-                if changed and self._function == "output":
-                    hook("output")
+                if changed and self.info.name == f"GPIO{buzzer}":
+                    hook("buzzer")
                 return changed
 
         self.pin_class = Probed
@@ -197,7 +202,7 @@ class Session:
             window("readying")
             button.drive_low()
 
-        clicked = self.waiting("output", mark)  # armed first: the press is on the loop
+        clicked = self.waiting("buzzer", mark)  # armed first: the press is on the loop
         self.hooks["readying"] = press
         clicked.wait(60)
         time.sleep(0.1)
