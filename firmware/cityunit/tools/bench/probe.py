@@ -110,12 +110,12 @@ TAPS, PRESSES = 5, 6
 
 
 class Session:
-    """Once the unit is READY, from a thread of the probe: the switch ON, a press on its
-    first readying, then TAPS taps of AUCTION, each a window from the release to its
-    frame sent (every expected screen readied first), and PRESSES presses of AUCTION
-    landing as one of the (up to three) readyings after a tick starts, in the hour and in
-    an auction, each a window from the edge to its click on the buzzer's pin (the LED's
-    changes are the game's, not the press's)."""
+    """Once the unit is READY, from a thread of the probe: the switch ON and a press on
+    its first readying (a window apart: it pays for first uses), then TAPS taps of
+    AUCTION, each a window from the release to its frame sent (every expected screen
+    readied first), and PRESSES presses of AUCTION landing as one of the (up to three)
+    readyings after a tick starts, in the hour and in an auction, each a window from the
+    edge to its click on the buzzer's pin (the LED's changes are the game's)."""
 
     def __init__(self) -> None:
         from gpiozero.pins.mock import MockPWMPin
@@ -190,7 +190,7 @@ class Session:
         self.hooks[name] = fired
         return done
 
-    def press_as_readying(self, button: Any, skip: int) -> None:
+    def press_as_readying(self, button: Any, skip: int, label: str = "readying") -> None:
         """`button` pressed on the loop thread as its `skip`+1-th readying starts."""
 
         def press() -> None:
@@ -199,7 +199,7 @@ class Session:
                 skip -= 1
                 self.hooks["readying"] = press
                 return
-            window("readying")
+            window(label)
             button.drive_low()
 
         clicked = self.waiting("buzzer", mark)  # armed first: the press is on the loop
@@ -214,7 +214,7 @@ class Session:
         pins = Config().pins
         power, auction = (self.factories[0].pin(n) for n in (pins.power, pins.auction))
         power.drive_low()  # the game on: its first hour, and a press on its first readying
-        self.press_as_readying(auction, 0)
+        self.press_as_readying(auction, 0, "first-press")  # (the first click's own costs)
         time.sleep(2)
         tap(auction)  # stopped
         time.sleep(6)  # back to the hour's screen
@@ -256,12 +256,15 @@ def session() -> None:
 
 
 def hour() -> None:
-    """The tree's own in-process hour of play (`cityunit bench`'s), one window."""
+    """The tree's own in-process hour of play (`cityunit bench`'s), played twice: the
+    first pays for its imports and first drawings, the second is the hour's own cost."""
     module, name = find(
         "cityunit.tools.bench.hour:virtual_hour", "cityunit.bench.hour:virtual_hour"
     )
     play = getattr(module, name)
-    play()  # its imports and first steps, outside the window
+    window("first-hour")  # with what a first hour imports and draws for the first time
+    play()
+    mark()
     window("hour")
     play()
     mark()
