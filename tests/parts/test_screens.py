@@ -95,6 +95,7 @@ def test_a_screen_is_a_value_of_its_kind() -> None:
     assert HourScreen(1, None, paused=True) != HourScreen(1, None, resumed=True)
     assert AuctionScreen(3) != SoldScreen(3)  # type: ignore[arg-type]
     assert len({PermitScreen(Permit.TWO), PermitScreen(Permit.TWO), Blank()}) == 2
-    assert repr(AuctionScreen(2, 30)) == "AuctionScreen(countdown_s=30, frame=2)"
-    with pytest.raises(AttributeError):
-        HourScreen(1, "00:01").extra = 1  # type: ignore[attr-defined]
+    assert repr(AuctionScreen(2, 30)) == "AuctionScreen(frame=2, countdown_s=30)"
+    for screen in (HourScreen(1, "00:01"), Blank(), SoldScreen(True)):
+        with pytest.raises(AttributeError):
+            screen.extra = 1  # type: ignore[attr-defined]

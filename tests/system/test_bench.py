@@ -166,9 +166,13 @@ import gpiozero, luma.oled.device, PIL.Image
 from cityunit.parts.gpio import mock_pins
 gpiozero.LED(13, pin_factory=mock_pins()).on()
 print(*(type(sys.modules[n]).__name__ for n in ("importlib.metadata", "PIL.ExifTags")))
+import importlib.metadata, importlib.util, PIL.ExifTags
+assert importlib.util.find_spec("importlib.metadata").name == "importlib.metadata"
+assert importlib.metadata is sys.modules["importlib.metadata"]
 from importlib.metadata import entry_points
 assert entry_points(group="cityunit-nothing") == ()
-assert PIL.Image.ExifTags.Base.Orientation == 0x0112
+assert importlib.metadata.version("gpiozero")
+assert PIL.Image.ExifTags.Base.Orientation == PIL.ExifTags.Base.Orientation == 0x0112
 print(*(type(sys.modules[n]).__name__ for n in ("importlib.metadata", "PIL.ExifTags")))
 """
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,

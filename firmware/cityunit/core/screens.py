@@ -111,6 +111,8 @@ class Screen(Protocol):
 class Blank(Value):
     """Nothing on the OLED: the unit OFF, once its notice has gone."""
 
+    __slots__ = ()
+
     def lines(self, lang: str) -> list[str]:
         return []
 
@@ -292,6 +294,8 @@ class SwitchOffScreen(Value):
     screen would look broken, or unwired, so it says where the switch stands. Once the
     unit has been ON, OFF is dark, as on the original."""
 
+    __slots__ = ()
+
     def lines(self, lang: str) -> list[str]:
         """SWITCH OFF, then what to do."""
         t = TEXT[lang]
@@ -301,6 +305,8 @@ class SwitchOffScreen(Value):
 class ShutdownScreen(Value):
     """The safe shutdown confirmed: the Pi is asked to halt 2 s after it shows."""
 
+    __slots__ = ()
+
     def lines(self, lang: str) -> list[str]:
         return [TEXT[lang]["bye"]]
 
@@ -308,6 +314,8 @@ class ShutdownScreen(Value):
 class NotHaltedScreen(Value):
     """The safe-shutdown gesture on a unit with no `power.shutdown_command`: the Pi was not
     halted, and why (the log says it too; a player sees only the screen)."""
+
+    __slots__ = ()
 
     def lines(self, lang: str) -> list[str]:
         t = TEXT[lang]

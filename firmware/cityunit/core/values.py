@@ -14,24 +14,31 @@ from operator import attrgetter
 
 
 class Value:
-    """Equal, and hashed alike, to a record of its own kind with the same fields (its
-    __slots__), never to another kind's; immutable by its fields' `Final` (mypy), and
-    without a __dict__ for anything else."""
+    """Equal, and hashed alike, to a record of its own kind with the same fields (the
+    names it annotates, in their order), never to another kind's; immutable by those
+    annotations' `Final` (mypy), and with no __dict__ where each class names its
+    __slots__."""
 
     __slots__: tuple[str, ...] = ()
-    _key: Callable[[Value], tuple[object, ...]] = attrgetter("__class__", "__class__")
+    _names: tuple[str, ...] = ()
+    _key: Callable[[Value], object] = attrgetter("__class__")
 
     def __init_subclass__(cls) -> None:
         super().__init_subclass__()
-        cls._key = attrgetter("__class__", *cls.__slots__)  # (a tuple: two names at least)
+        own = "__annotations__"  # a kind's own names, not evaluated (no inspect needed)
+        names = [name for kind in reversed(cls.__mro__) for name in vars(kind).get(own, {})]
+        cls._names = tuple(name for name in names if not name.startswith("_"))
+        cls._key = attrgetter("__class__", *cls._names)
 
     def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
         key = type(self)._key
-        return type(other) is type(self) and key(self) == key(other)
+        return bool(key(self) == key(other))
 
     def __hash__(self) -> int:
         return hash(type(self)._key(self))
 
     def __repr__(self) -> str:
-        fields = ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__slots__)
+        fields = ", ".join(f"{n}={getattr(self, n)!r}" for n in self._names)
         return f"{type(self).__name__}({fields})"

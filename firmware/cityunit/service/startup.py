@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import importlib.machinery
 import logging
 import os
 import sys
+import threading
 import types
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,15 +32,24 @@ UNUSED = {"importlib.metadata": ("entry_points",), "PIL.ExifTags": ()}
 
 class Deferred(types.ModuleType):
     """A module imported when something in it is first used, not when it is imported:
-    this stand-in holds its place in sys.modules until then. `calls`: the functions taken
+    this stand-in holds its place in sys.modules and in its package, with its spec (and
+    its __path__, for a package's submodules) until then. `calls`: the functions taken
     from it by name at import (`from importlib.metadata import entry_points`), which
     import it when called. importlib.util.LazyLoader cannot: its module loads on the
     first attribute looked up, and `from ... import` looks one up."""
 
+    _loading = threading.Lock()  # two threads' first uses: one imports, both get it
+
     def __init__(self, name: str, calls: tuple[str, ...] = ()) -> None:
         super().__init__(name)
+        package, _, child = name.rpartition(".")
+        parent = importlib.import_module(package)
+        self.__spec__ = importlib.machinery.PathFinder.find_spec(name, parent.__path__)
+        if self.__spec__ is not None and self.__spec__.submodule_search_locations:
+            self.__path__ = list(self.__spec__.submodule_search_locations)
         for call in calls:
             setattr(self, call, self._later(call))
+        setattr(parent, child, self)
 
     def _later(self, call: str) -> object:
         def called(*args: object, **kwargs: object) -> object:
@@ -49,12 +60,13 @@ class Deferred(types.ModuleType):
 
     def loaded(self) -> types.ModuleType:
         """The module itself, imported now if it is not yet."""
-        if sys.modules.get(self.__name__) is self:
-            del sys.modules[self.__name__]
-        return importlib.import_module(self.__name__)
+        with self._loading:
+            if sys.modules.get(self.__name__) is self:
+                del sys.modules[self.__name__]
+            return importlib.import_module(self.__name__)
 
     def __getattr__(self, name: str) -> object:
-        if name.startswith("__"):  # the import system's questions (__path__: a package?)
+        if name.startswith("__"):  # the import system's questions (__file__, __loader__)
             raise AttributeError(name)
         return getattr(self.loaded(), name)
 

@@ -8,8 +8,8 @@ Each figure is millions of instructions (user space: the kernel's side of a writ
 bus is not in it), from a process started as the service starts it, with gpiozero's mock
 pins and an I2C bus that drops its bytes (probe.py):
 
-- first light: from exec to the first frame on the glass (the first stage's, where the
-  tree has one; else the full stack's, which is READY);
+- first light: from exec to the first frame on the glass: READY's, until a first stage
+  lights the glass before the full stack;
 - ready: from exec to READY=1, the first frame sent by the full stack;
 - tap frame: from the release of AUCTION to its frame sent, the screen readied (median);
 - readying wait: from a press landing as a screen is readied to its click (the worst of
@@ -59,13 +59,13 @@ def checkout() -> Path | None:
 
 def count(tree: Path) -> dict[str, float]:
     """Every figure for the tree (a checkout's root: firmware/ and sim/ in it)."""
-    subprocess.run(
-        [sys.executable, "-m", "compileall", "-q", str(tree / "firmware"), str(tree / "sim")],
-        check=True,
-    )  # fmt: skip  (as an install is)
+    sources = [str(tree / "firmware"), str(tree / "sim")]  # byte-compiled, as installed
+    compiled = subprocess.run([sys.executable, "-m", "compileall", "-q", *sources],
+                              capture_output=True, text=True, check=False)  # fmt: skip
+    if compiled.returncode != 0:
+        raise RuntimeError(f"{tree}: compileall failed: {compiled.stdout[-500:]}")
     figures = {"ready_minstr": _total(_run("ready", tree))}
-    light = _windows(_run("light", tree), "light") if _has_first_stage(tree) else []
-    figures["first_light_minstr"] = light[0] if light else figures["ready_minstr"]
+    figures["first_light_minstr"] = figures["ready_minstr"]  # no first stage yet: READY's
     session = _run("session", tree)
     figures["tap_frame_minstr"] = statistics.median(_windows(session, "tap"))
     figures["readying_wait_minstr"] = max(_windows(session, "readying"))
@@ -74,10 +74,6 @@ def count(tree: Path) -> dict[str, float]:
     figures["hour_minstr"] = _windows(hour, "hour")[0]
     figures["first_hour_minstr"] = _windows(hour, "first-hour")[0]
     return {key: round(figures[key], 2) for key in KEYS}
-
-
-def _has_first_stage(tree: Path) -> bool:
-    return (tree / "firmware/cityunit/service/light.py").exists()
 
 
 class Counted:
@@ -108,13 +104,19 @@ def _run(scenario: str, tree: Path) -> Counted:
             f"--callgrind-out-file={out}", sys.executable, "-S", str(PROBE), scenario,
             str(tree), str(config), str(labels),
         ]  # fmt: skip
-        done = subprocess.run(command, env=env, cwd=tmp, capture_output=True, timeout=1800)
+        try:
+            done = subprocess.run(command, env=env, cwd=tmp, capture_output=True, timeout=900)
+        except subprocess.TimeoutExpired:
+            raise RuntimeError(f"the {scenario} probe ran 15 minutes: stopped") from None
         if done.returncode != 0:
             said = done.stderr.decode(errors="replace")[-2000:]
             raise RuntimeError(f"the {scenario} probe failed ({done.returncode}): {said}")
         parts = sorted(folder.glob("callgrind.out.*"), key=lambda p: int(p.suffix[1:]))
-        dumps = [_instructions(p) for p in [*parts, out]]
-        return Counted(dumps, labels.read_text().split())
+        counted = Counted([_instructions(p) for p in [*parts, out]], labels.read_text().split())
+        if len(counted.dumps) != 2 * len(counted.labels) + 1:  # each window marked twice
+            raise RuntimeError(f"the {scenario} probe: {len(counted.dumps)} counts for"
+                               f" {len(counted.labels)} windows")  # fmt: skip
+        return counted
 
 
 def _instructions(dump: Path) -> int:
@@ -140,9 +142,14 @@ def revision(rev: str) -> Iterator[Path]:
     root = checkout()
     if root is None:
         raise RuntimeError("--against needs the git checkout (this copy is installed)")
+    commit = subprocess.run(["git", "-C", str(root), "rev-parse", "--verify", "--quiet",
+                             "--end-of-options", f"{rev}^{{commit}}"], capture_output=True,
+                            text=True, check=False)  # fmt: skip
+    if commit.returncode != 0:
+        raise RuntimeError(f"--against {rev}: no such revision in {root}")
     with tempfile.TemporaryDirectory(prefix="cityunit-rev-") as tmp:
-        archive = subprocess.run(["git", "-C", str(root), "archive", rev, "firmware", "sim"],
-                                 capture_output=True, check=False)  # fmt: skip
+        archive = subprocess.run(["git", "-C", str(root), "archive", commit.stdout.strip(),
+                                  "firmware", "sim"], capture_output=True, check=False)  # fmt: skip
         if archive.returncode != 0:
             raise RuntimeError(f"--against {rev}: {archive.stderr.decode().strip()}")
         subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
@@ -160,21 +167,22 @@ def main(as_json: bool, against: str | None) -> int:
     root = checkout()
     assert root is not None
     try:
-        figures: dict[str, object] = dict(count(root))
-        if against is not None:
-            with revision(against) as tree:
-                figures["against"] = {"rev": against, **count(tree)}
+        with contextlib.ExitStack() as stack:  # the revision checked before anything counts
+            other = None if against is None else stack.enter_context(revision(against))
+            figures: dict[str, object] = dict(count(root))
+            if other is not None:
+                figures["against"] = {"rev": against, **count(other)}
     except RuntimeError as e:
         print(f"cityunit bench --instructions: {e}", file=sys.stderr)
         return 2
     if as_json:
         print(json.dumps(figures))
         return 0
-    other = figures.get("against")
-    print(f"{'millions of instructions':34} {'this tree':>10}" + f" {against:>10}" * bool(other))
+    beside = figures.get("against")
+    print(f"{'millions of instructions':34} {'this tree':>10}" + f" {against:>10}" * bool(beside))
     for key in KEYS:
         line = f"{key:34} {figures[key]:10.2f}"
-        if isinstance(other, dict):
-            line += f" {other[key]:10.2f}"
+        if isinstance(beside, dict):
+            line += f" {beside[key]:10.2f}"
         print(line)
     return 0

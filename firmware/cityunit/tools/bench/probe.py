@@ -37,6 +37,21 @@ def window(label: str) -> None:
     mark()
 
 
+WAIT_S = 120  # for any one thing the unit does: far beyond callgrind's pace
+
+
+def wait(event: threading.Event, what: str) -> None:
+    """`event`, or the probe ends with a failure that says what never came: a window
+    left open would shift every later one onto the wrong label."""
+    if not event.wait(WAIT_S):
+        fail(f"{what} never came")
+
+
+def fail(why: str) -> None:
+    os.write(2, f"probe: {why}\n".encode())
+    os._exit(3)
+
+
 def find(*names: str):  # type: ignore[no-untyped-def]
     """The first of `names` ("module:attribute") that this tree has."""
     import importlib
@@ -51,15 +66,9 @@ def find(*names: str):  # type: ignore[no-untyped-def]
 
 
 def entry() -> None:
-    """The tree's service, as systemd starts it: its launcher where it has one, else what
-    pip's console script runs (`re` first)."""
+    """The tree's service, as systemd starts it: what pip's console script runs (`re`
+    first)."""
     sys.argv = ["cityunit", "run", "--config", CONFIG, "--seed", "3"]
-    launcher = os.path.join(TREE, "firmware", "cityunit", "service", "launch.py")
-    if os.path.exists(launcher):
-        sys.path.insert(0, os.path.dirname(launcher))
-        import launch  # type: ignore[import-not-found]
-
-        raise SystemExit(launch.main())
     import re  # noqa: F401 (pip's console script's first line)
 
     command, name = find("cityunit.__main__:main")  # the measured tree's, not this one's
@@ -191,24 +200,36 @@ class Session:
         return done
 
     def press_as_readying(self, button: Any, skip: int, label: str = "readying") -> None:
-        """`button` pressed on the loop thread as its `skip`+1-th readying starts."""
+        """`button` pressed on the loop thread as its `skip`+1-th readying starts; the
+        window closes on the buzzer's next change, its click."""
+        clicked = threading.Event()
 
-        def press() -> None:
+        def click() -> None:
+            mark()
+            clicked.set()
+
+        def press() -> None:  # on the loop thread
             nonlocal skip
             if skip:
                 skip -= 1
                 self.hooks["readying"] = press
                 return
+            self.hooks["buzzer"] = click  # armed here: switching ON sounds too
             window(label)
             button.drive_low()
 
-        clicked = self.waiting("buzzer", mark)  # armed first: the press is on the loop
         self.hooks["readying"] = press
-        clicked.wait(60)
+        wait(clicked, f"the click of a press as a readying starts ({label})")
         time.sleep(0.1)
         button.drive_high()
 
     def drive(self) -> None:
+        try:
+            self._drive()
+        except BaseException as e:  # any: the unit would run on, uncounted
+            fail(f"{type(e).__name__}: {e}")
+
+    def _drive(self) -> None:
         from cityunit.config import Config
 
         pins = Config().pins
@@ -222,11 +243,11 @@ class Session:
             self.waiting("readied").wait(5)  # the auction's first screen among them
             auction.drive_low()
             time.sleep(0.1)
-            self.waiting("readied").wait(3)
+            self.waiting("readied").wait(3)  # (none to ready: all were)
             done = self.waiting("frame", mark)
             window("tap")
             auction.drive_high()  # the tap is decided on release: a new screen
-            done.wait(60)
+            wait(done, "a tap's frame")
             time.sleep(2)
             tap(auction)  # stopped
             time.sleep(6)
@@ -250,7 +271,14 @@ def tap(button: Any) -> None:
 
 def session() -> None:
     player = Session()
-    when_ready(lambda: threading.Thread(target=player.drive, daemon=True).start())
+    up = threading.Event()
+
+    def started() -> None:
+        up.set()
+        threading.Thread(target=player.drive, daemon=True).start()
+
+    when_ready(started)
+    threading.Thread(target=wait, args=(up, "READY"), daemon=True).start()
     drop_the_bus()
     entry()
 
