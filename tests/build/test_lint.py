@@ -124,7 +124,7 @@ ROOMS = (
 # The core is plain Python: these are all the standard library it may use (no I/O, no
 # threads, no clock: time comes in as an argument).
 PURE = {"__future__", "bisect", "collections", "dataclasses", "enum", "functools", "heapq",
-        "itertools", "random", "typing"}  # fmt: skip
+        "itertools", "operator", "random", "typing"}  # fmt: skip
 
 
 def room(module: str) -> int | None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import inspect
 import re
 import typing
-from dataclasses import fields
 from pathlib import Path
 
 import pytest
@@ -52,7 +51,7 @@ def test_step_2_and_3_every_screen_a_mode_shows_is_painted_in_each_language_and_
         and hasattr(cls, "lines")
         and cls is not screens.Screen
     }
-    assert shown <= declared, "a screen is a dataclass in screens.py"
+    assert shown <= declared, "a screen is a Value in screens.py"
     golden = {type(s(LANGUAGES[0]) if callable(s) else s) for s in SCREENS.values()}
     for cls in declared:
         assert cls in render.paint.registry, f"{cls.__name__}: no @paint.register in render.py"
@@ -115,7 +114,7 @@ def test_step_1_to_3_every_output_follows_a_record_of_its_own_and_is_in_the_boar
         outputs = board.runtime.outputs
         assert [type(o).__name__ for o in outputs] == ["LedOutput", "BuzzerOutput", "Display"]
         snapshot = board.unit.snapshot()
-        records = [f.name for f in fields(Snapshot) if isinstance(getattr(snapshot, f.name), tuple)]
+        records = [n for n in Snapshot.__match_args__ if isinstance(getattr(snapshot, n), tuple)]
         assert records == ["light", "sound", "picture"], "a record (NamedTuple) per output"
         for output in outputs:  # each reads only its record: step 2
             source = inspect.getsource(type(output).follow)

@@ -15,20 +15,21 @@ from operator import attrgetter
 
 class Value:
     """Equal, and hashed alike, to a record of its own kind with the same fields (the
-    names it annotates, in their order), never to another kind's; immutable by those
+    names it annotates, in their order: __match_args__), never to another kind's; immutable by those
     annotations' `Final` (mypy), and with no __dict__ where each class names its
     __slots__."""
 
     __slots__: tuple[str, ...] = ()
-    _names: tuple[str, ...] = ()
+    __match_args__: tuple[str, ...] = ()  # the fields, in order (as a dataclass's)
     _key: Callable[[Value], object] = attrgetter("__class__")
 
     def __init_subclass__(cls) -> None:
         super().__init_subclass__()
         own = "__annotations__"  # a kind's own names, not evaluated (no inspect needed)
         names = [name for kind in reversed(cls.__mro__) for name in vars(kind).get(own, {})]
-        cls._names = tuple(name for name in names if not name.startswith("_"))
-        cls._key = attrgetter("__class__", *cls._names)
+        fields = tuple(name for name in names if not name.startswith("_"))
+        setattr(cls, "__match_args__", fields)  # noqa: B010 (mypy: set by the class statement only)
+        cls._key = attrgetter("__class__", *fields)
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
@@ -40,5 +41,5 @@ class Value:
         return hash(type(self)._key(self))
 
     def __repr__(self) -> str:
-        fields = ", ".join(f"{n}={getattr(self, n)!r}" for n in self._names)
+        fields = ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__match_args__)
         return f"{type(self).__name__}({fields})"

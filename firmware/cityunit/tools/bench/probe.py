@@ -7,7 +7,7 @@ Run by path, with `python -S` (site's .pth files are the venv's, not the unit's:
 editable install's finder alone is 60 M instructions), before anything of the tree is
 imported:
 
-    python -S probe.py SCENARIO TREE CONFIG [LABELS]
+    python -S probe.py SCENARIO TREE CONFIG LABELS
 
 A window is what runs between two calls of `mark()` (a getppid(2), which callgrind dumps
 before: `--dump-before=getppid`); the label of each window goes to LABELS, a line each,
@@ -22,8 +22,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-SCENARIO, TREE, CONFIG = sys.argv[1:4]
-LABELS = os.open(sys.argv[4], os.O_WRONLY | os.O_APPEND) if len(sys.argv) > 4 else -1
+TREE = CONFIG = ""  # the measured tree's root, its config file: main() sets them
+LABELS = -1  # the labels' file, open for appending
 
 
 def mark() -> None:
@@ -48,6 +48,7 @@ def wait(event: threading.Event, what: str) -> None:
 
 
 def fail(why: str) -> None:
+    """The probe ends, saying why: its parent reports it, with no figure."""
     os.write(2, f"probe: {why}\n".encode())
     os._exit(3)
 
@@ -185,6 +186,7 @@ class Session:
         return prepare_next
 
     def hook(self, name: str) -> None:
+        """What waits on `name` (a frame sent, a readying, the buzzer), run once."""
         if (then := self.hooks.pop(name, None)) is not None:
             then()
 
@@ -224,6 +226,7 @@ class Session:
         button.drive_high()
 
     def drive(self) -> None:
+        """The player's side (its own thread), or the probe's failure if it fails."""
         try:
             self._drive()
         except BaseException as e:  # any: the unit would run on, uncounted
@@ -264,12 +267,14 @@ class Session:
 
 
 def tap(button: Any) -> None:
+    """A tap: pressed, and let go 100 ms on."""
     button.drive_low()
     time.sleep(0.1)  # a tap, not a hold
     button.drive_high()
 
 
 def session() -> None:
+    """The unit as its service starts it, a Session's player on it once READY."""
     player = Session()
     up = threading.Event()
 
@@ -299,7 +304,16 @@ def hour() -> None:
     os._exit(0)
 
 
-if __name__ == "__main__":
+def main(argv: list[str]) -> None:
+    """SCENARIO TREE CONFIG LABELS: the tree's modules first on the path, then the
+    probe's venv's (CITYUNIT_PROBE_PATH), and the scenario run."""
+    global TREE, CONFIG, LABELS
+    scenario, TREE, CONFIG, labels = argv
+    LABELS = os.open(labels, os.O_WRONLY | os.O_APPEND)
     sys.path[0:1] = [os.path.join(TREE, "firmware"), os.path.join(TREE, "sim")]
     sys.path += os.environ.get("CITYUNIT_PROBE_PATH", "").split(os.pathsep)
-    {"ready": ready, "session": session, "hour": hour}[SCENARIO]()
+    {"ready": ready, "session": session, "hour": hour}[scenario]()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
