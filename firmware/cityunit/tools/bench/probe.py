@@ -3,11 +3,11 @@
 bus that drops the display's bytes and gpiozero's mock pins, and windows marked for the
 count.
 
-Run by path, with `python -S` (site's .pth files are the venv's, not the unit's: the
-editable install's finder alone is 60 M instructions), before anything of the tree is
-imported:
+Run with `python -S` (site's .pth files are the venv's, not the unit's: the editable
+install's finder alone is 60 M instructions), imported (byte-compiled, so its own
+compiling is not counted) before anything of the tree is:
 
-    python -S probe.py SCENARIO TREE CONFIG LABELS
+    PYTHONPATH=<this folder> python -S -c "import probe; probe.main()" SCENARIO TREE CONFIG LABELS
 
 A window is what runs between two calls of `mark()` (a getppid(2), which callgrind dumps
 before: `--dump-before=getppid`); the label of each window goes to LABELS, a line each,
@@ -304,16 +304,19 @@ def hour() -> None:
     os._exit(0)
 
 
-def main(argv: list[str]) -> None:
-    """SCENARIO TREE CONFIG LABELS: the tree's modules first on the path, then the
-    probe's venv's (CITYUNIT_PROBE_PATH), and the scenario run."""
+def main() -> None:
+    """SCENARIO TREE CONFIG LABELS (sys.argv): the tree's modules first on the path, then
+    the probe's venv's (CITYUNIT_PROBE_PATH), not the probe's own folder, and the
+    scenario run."""
     global TREE, CONFIG, LABELS
-    scenario, TREE, CONFIG, labels = argv
+    scenario, TREE, CONFIG, labels = sys.argv[1:]
     LABELS = os.open(labels, os.O_WRONLY | os.O_APPEND)
-    sys.path[0:1] = [os.path.join(TREE, "firmware"), os.path.join(TREE, "sim")]
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:] = [os.path.join(TREE, "firmware"), os.path.join(TREE, "sim"),
+                   *(p for p in sys.path if p and os.path.abspath(p) != here)]  # fmt: skip
     sys.path += os.environ.get("CITYUNIT_PROBE_PATH", "").split(os.pathsep)
     {"ready": ready, "session": session, "hour": hour}[scenario]()
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    main()
