@@ -15,8 +15,8 @@ pins and an I2C bus that drops its bytes (probe.py):
 - readying wait: from a press landing as a screen is readied to its click (the worst of
   six: at the start of each of the three readyings after a tick, in the hour and in an
   auction);
-- first press: the same for the first press after the switch goes ON, apart (it pays
-  for what is done once: the first tone, the first auction);
+- first press: the same for the first press after the switch goes ON, on the first
+  readying of the game (a figure apart: it may pay for what is done once);
 - hour: the tree's own in-process hour of play (`cityunit bench`'s virtual hour), played
   a second time in the process; first hour: the first time, with its imports and its
   first drawings.

@@ -156,6 +156,7 @@ def first_paint() -> dict[str, float]:
     try:
         from selenium import webdriver
         from selenium.webdriver.chrome.service import Service
+        from selenium.webdriver.support.wait import WebDriverWait
     except ImportError:
         return {}
     if chromium is None or driver_path is None:
@@ -176,10 +177,11 @@ def first_paint() -> dict[str, float]:
             options.add_argument("--no-sandbox")
         browser = webdriver.Chrome(options=options, service=Service(driver_path))
         try:
-            browser.get(f"http://127.0.0.1:{port}/")
-            paint = browser.execute_script(
+            browser.get(f"http://127.0.0.1:{port}/")  # (returns at the load event, which
+            # a loaded machine's browser can reach before it has painted: asked until then)
+            paint = WebDriverWait(browser, 30).until(lambda b: b.execute_script(
                 "return performance.getEntriesByName('first-contentful-paint')[0]?.startTime"
-            )
+            ))  # fmt: skip
         finally:
             browser.quit()
-    return {} if paint is None else {"page_first_paint_ms": float(paint)}
+    return {"page_first_paint_ms": float(paint)}
