@@ -211,3 +211,15 @@ def test_against_gives_another_revision_of_the_checkout() -> None:
     done = subprocess.run([sys.executable, "-m", "cityunit", "bench", "--against", "HEAD"],
                           capture_output=True, text=True, timeout=60)  # fmt: skip
     assert done.returncode == 2 and "--against goes with --instructions" in done.stderr
+
+
+def test_a_module_not_there_is_not_deferred(monkeypatch) -> None:
+    """No stand-in for what is not installed (`import` of it must still fail), nor for
+    what is imported already."""
+    from cityunit.service import startup
+
+    monkeypatch.setattr(startup, "UNUSED", {"json.nosuch": (), "nosuch.module": (), "json": ()})
+    before = sys.modules["json"]
+    startup.defer_unused()
+    assert "json.nosuch" not in sys.modules and "nosuch.module" not in sys.modules
+    assert sys.modules["json"] is before

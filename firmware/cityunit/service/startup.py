@@ -40,16 +40,16 @@ class Deferred(types.ModuleType):
 
     _loading = threading.Lock()  # two threads' first uses: one imports, both get it
 
-    def __init__(self, name: str, calls: tuple[str, ...] = ()) -> None:
-        super().__init__(name)
-        package, _, child = name.rpartition(".")
-        parent = importlib.import_module(package)
-        self.__spec__ = importlib.machinery.PathFinder.find_spec(name, parent.__path__)
-        if self.__spec__ is not None and self.__spec__.submodule_search_locations:
-            self.__path__ = list(self.__spec__.submodule_search_locations)
+    def __init__(
+        self, spec: importlib.machinery.ModuleSpec, parent: types.ModuleType, calls: tuple[str, ...]
+    ) -> None:
+        super().__init__(spec.name)
+        self.__spec__ = spec
+        if spec.submodule_search_locations:
+            self.__path__ = list(spec.submodule_search_locations)
         for call in calls:
             setattr(self, call, self._later(call))
-        setattr(parent, child, self)
+        setattr(parent, spec.name.rpartition(".")[2], self)
 
     def _later(self, call: str) -> object:
         def called(*args: object, **kwargs: object) -> object:
@@ -72,10 +72,18 @@ class Deferred(types.ModuleType):
 
 
 def defer_unused() -> None:
-    """UNUSED's modules imported only if something uses them (nothing the unit does)."""
+    """UNUSED's modules imported only if something uses them (nothing the unit does);
+    one that is imported already, or not there at all, is left as it is."""
     for name, calls in UNUSED.items():
-        if name not in sys.modules:
-            sys.modules[name] = Deferred(name, calls)
+        if name in sys.modules:
+            continue
+        try:
+            parent = importlib.import_module(name.rpartition(".")[0])
+        except ImportError:  # (no Pillow: the command says so itself, in its words)
+            continue
+        spec = importlib.machinery.PathFinder.find_spec(name, getattr(parent, "__path__", None))
+        if spec is not None:
+            sys.modules[name] = Deferred(spec, parent, calls)
 
 
 def read_config(path: Path | None, system_default: bool) -> Config | None:
