@@ -181,9 +181,9 @@ print(*(type(sys.modules[n]).__name__ for n in ("importlib.metadata", "PIL.ExifT
     assert done.stdout.split("\n")[:2] == ["Deferred Deferred", "module module"]
 
 
-def test_bench_instructions_counts_the_service_to_ready(tmp_path) -> None:
+def test_bench_instructions_counts_the_service_to_ready() -> None:
     """callgrind's count of the service's start to READY, where valgrind is (bootstrap
-    installs it): a count like e7e79bc's (629 M) and this tree's, not a guess."""
+    installs it): a count of the order of the unit's (512 M here), not a guess."""
     from cityunit.tools.bench import instructions
 
     if (why := instructions.unavailable()) is not None:
@@ -195,7 +195,7 @@ def test_bench_instructions_counts_the_service_to_ready(tmp_path) -> None:
     assert counted.labels == []
 
 
-def test_the_counts_windows_are_the_dumps_between_their_marks(tmp_path) -> None:
+def test_the_counts_windows_are_the_dumps_between_their_marks() -> None:
     from cityunit.tools.bench.instructions import Counted, _total, _windows
 
     counted = Counted([5, 7, 11, 13, 17, 19], ["tap", "readying"])

@@ -26,7 +26,7 @@ log = logging.getLogger("cityunit")
 # What the libraries import at their own import and a unit never uses, with what of each
 # they take by name then: gpiozero's entry-point look-up (importlib.metadata with email,
 # zipfile and csv: only for a pin factory named by a string, and the unit hands gpiozero
-# its factory) and Pillow's EXIF names. 55 M and 27 M instructions on the way to READY.
+# its factory) and Pillow's EXIF names. 215 M instructions on the way to READY, here.
 UNUSED = {"importlib.metadata": ("entry_points",), "PIL.ExifTags": ()}
 
 

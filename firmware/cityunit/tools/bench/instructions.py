@@ -161,12 +161,11 @@ def main(as_json: bool, against: str | None) -> int:
     """The figures for this tree, and `against`'s beside them; 2 where it cannot count."""
     import json
 
-    why = unavailable() or (None if checkout() else "needs the git checkout (firmware/, sim/)")
-    if why:
+    root = checkout()
+    why = unavailable() or (None if root else "needs the git checkout (firmware/, sim/)")
+    if why or root is None:
         print(f"cityunit bench --instructions: {why}", file=sys.stderr)
         return 2
-    root = checkout()
-    assert root is not None
     try:
         with contextlib.ExitStack() as stack:  # the revision checked before anything counts
             other = None if against is None else stack.enter_context(revision(against))
