@@ -306,3 +306,16 @@ def test_a_client_opening_just_after_the_last_one_closed_keeps_its_first_line(
         os.close(second[0])
     finally:
         link.close()
+
+
+def test_a_hang_up_seen_after_the_link_closed_touches_no_descriptor(monkeypatch) -> None:
+    """A read that outlived close()'s one-second wait (a loaded machine) and then saw its
+    client's EIO: the hang-up finds the link closed and flushes nothing, since the pty's
+    numbers may be another file's by now (termios.error, which is no OSError, had ended
+    the reading thread with a traceback)."""
+    link = PtyLink()
+    link.close()
+    flushed: list[int] = []
+    monkeypatch.setattr(link_module.termios, "tcflush", lambda fd, how: flushed.append(fd))
+    link.hang_up(read_all=True)
+    assert flushed == [] and link.read() == b""

@@ -178,7 +178,12 @@ class PtyLink:
         not read yet (unless `read_all`); hold the pty for the next client. Reading sees
         EIO only once all the old client sent is read (`read_all`): what waits then is the
         next client's first line, which must stay."""
-        with self._lock, contextlib.suppress(OSError):
+        # termios.error is no OSError. A link closed meanwhile (a read that outlived
+        # close()'s wait, on a loaded machine) has no descriptors left to flush: their
+        # numbers may be another file's by now.
+        with self._lock, contextlib.suppress(OSError, termios.error):
+            if self.closed:
+                return
             self.connected = False
             self.generation += 1
             ends = termios.TCOFLUSH if read_all else termios.TCIOFLUSH
