@@ -295,6 +295,7 @@ class Installer:
             self.run(python, "-m", "pip", "install", "--force-reinstall", "--no-deps", wheel)
         for name in ("README.md", "LICENSE"):
             self.write(PREFIX / name, (SOURCE / name).read_text())
+        self.write(PREFIX / "start", (SOURCE / "systemd" / "start").read_text())
         link = self.path(COMMAND)  # `cityunit doctor`, `cityunit console` on the PATH
         link.parent.mkdir(parents=True, exist_ok=True)
         link.unlink(missing_ok=True)

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
     from PIL import Image
 
-    from cityunit.display.oled import LumaPanel
+    from cityunit.display.oled import Lit, LumaPanel
     from cityunit.web.hands import Hands
     from cityunit.web.server import Page
 
@@ -58,14 +58,17 @@ class Closes(Protocol):
 C = TypeVar("C", bound=Closes)
 
 
-def configured_panel(config: Config, bus: Any = None, pins: Any = None) -> LumaPanel | None:
+def configured_panel(
+    config: Config, bus: Any = None, pins: Any = None, lit: Lit | None = None
+) -> LumaPanel | None:
     """The panel the config names, on the Pi's port (or on `bus`, and SPI's DC and RST on
-    the pin factory `pins`, for the bench); None for no display."""
+    the pin factory `pins`, for the bench), taking over what the service's first stage
+    `lit`; None for no display."""
     if config.hardware.driver == "none":
         return None
     from cityunit.display.oled import LumaPanel  # luma's drivers, only where a panel is wired
 
-    return LumaPanel(config.hardware, bus=bus, pins=pins)
+    return LumaPanel(config.hardware, bus=bus, pins=pins, lit=lit)
 
 
 def loose_parts(

@@ -59,6 +59,7 @@ def test_it_writes_the_service_config_polkit_rule_and_i2c_lines(tmp_path: Path) 
         "etc/systemd/system/cityunit.service",
         "opt/cityunit/LICENSE",
         "opt/cityunit/README.md",
+        "opt/cityunit/start",
         "usr/local/bin/cityunit",
     ]
 
@@ -139,6 +140,7 @@ def test_the_service_passes_systemd_analyze_verify(tmp_path: Path) -> None:
     text = (ROOT / "systemd/cityunit.service").read_text()
     here = shutil.which("cityunit") or str(Path(sys.executable).with_name("cityunit"))
     unit = tmp_path / "cityunit.service"
+    text = text.replace("/opt/cityunit/venv/bin/python", sys.executable)
     unit.write_text(text.replace("/opt/cityunit/venv/bin/cityunit", here))
     result = subprocess.run(
         ["systemd-analyze", "verify", str(unit)], capture_output=True, text=True, timeout=60
@@ -159,6 +161,8 @@ def test_the_service_is_hardened_as_asked() -> None:
         "IPAddressDeny=any", "ProtectProc=invisible", "SystemCallFilter=@system-service",
         "SystemCallFilter=~@privileged", "SystemCallErrorNumber=EPERM", "UMask=0077",
         "ExecStopPost=-/opt/cityunit/venv/bin/cityunit run --config /etc/cityunit/config.toml --off --or-last-good",
+        # the first light first (systemd/start), before site and the console script
+        "ExecStart=/opt/cityunit/venv/bin/python -S /opt/cityunit/start run --config /etc/cityunit/config.toml --or-last-good",
     ):  # fmt: skip
         assert line in lines, line
     # These would break it: no /dev/gpiochip*, no /proc/device-tree, no device groups.

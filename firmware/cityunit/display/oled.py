@@ -23,6 +23,8 @@ from luma.oled.device import sh1106, ssd1306, ssd1309
 from PIL import Image
 
 from cityunit.config import Hardware
+from cityunit.display import glass
+from cityunit.display.glass import Write
 from cityunit.display.spi import SpiDev, SpiPins
 
 Pages = list[bytes]  # display RAM, top page first: one byte per column, LSB at the top
@@ -197,7 +199,7 @@ class SH1106(Windowed, sh1106):
 
 DRIVERS = {"ssd1306": SSD1306, "ssd1309": SSD1309, "sh1106": SH1106}
 Plan = tuple[int, Pages, bool, list[Block]]  # bytes on the bus, memory, inverted, writes
-Write = tuple[str, tuple[Any, ...]]  # ("command" or "data", its arguments)
+Lit = tuple[glass.Bus, tuple[bytes, ...], bytes]  # the first stage's: bus, init, memory
 
 
 class _Wire:
@@ -227,22 +229,6 @@ class _Wire:
                 self.gpio.cleanup()
 
 
-def _setup(init: list[Write]) -> list[Write]:
-    """luma's init sequence without its blank frame (the window it opens and the data) and
-    without lighting the glass: the first frame after a start is whole anyway, and the glass
-    is lit once it is in, never showing noise or a stale memory."""
-    setup: list[Write] = []
-    for kind, args in init:
-        if kind == "data":
-            if setup and setup[-1][0] == "command":
-                setup.pop()  # the window the blank frame was written to
-        else:
-            setup.append((kind, args))
-    if setup and setup[-1] == ("command", (DISPLAYON,)):
-        setup.pop()
-    return setup
-
-
 class LumaPanel:
     """The OLED for the whole run: one I2C or SPI interface, one luma driver, made once.
 
@@ -252,8 +238,14 @@ class LumaPanel:
     sequence (again, after a loss) to the same driver over the same interface.
     """
 
-    def __init__(self, hardware: Hardware, bus: Any = None, pins: Any = None) -> None:
+    def __init__(
+        self, hardware: Hardware, bus: Any = None, pins: Any = None, lit: Lit | None = None
+    ) -> None:
         self._hardware = hardware
+        # What the service's first stage put on the glass, taken over at the first start
+        # if it is this panel's bus and init: luma's init is not sent, no DISPLAYOFF
+        # blinks, and the first frame is a diff from that memory.
+        self._first_light = lit if lit is not None and lit[0] == glass.bus(hardware) else None
         self._bus = bus  # an smbus or spidev stand-in (tests); None: the Pi's port
         self._pins = pins  # SPI's DC and RST: a gpiozero pin factory; None: gpiozero's own
         self._wire: _Wire | None = None
@@ -281,7 +273,13 @@ class LumaPanel:
             finally:
                 self._wire.recording = None
             self._device.transaction = OVERHEAD[self._hardware.interface]
-            self._init = _setup(recorded)
+            self._init = glass.setup(recorded)
+        lit, self._first_light = self._first_light, None
+        if lit is not None and lit[1] == glass.lit_init(self._hardware.interface, self._init):
+            width = self._device.width
+            self._ram = [lit[2][at : at + width] for at in range(0, len(lit[2]), width)]
+            self._inverted, self._lit = False, True
+            return
         # The init leaves the glass dark and normal, its memory unknown (noise at power-on).
         self._ram, self._inverted, self._lit = None, False, False
         for kind, args in self._init:
@@ -294,10 +292,14 @@ class LumaPanel:
         if p.interface == "i2c":
             return _Wire(i2c(bus=self._bus, port=p.i2c_port, address=p.i2c_address))
         gpio, bus = SpiPins(self._pins), SpiDev() if self._bus is None else self._bus
+        reset: int | None = p.reset_pin
         try:  # luma opens DC and RST, pulses RST, then opens the bus
+            if self._first_light is not None:  # a lit glass: RST held high, not pulsed
+                gpio.setup(p.reset_pin, gpio.OUT, initial=gpio.HIGH)
+                reset = None
             serial = spi(
                 spi=bus, gpio=gpio, port=p.spi_port, device=p.spi_device,
-                bus_speed_hz=p.spi_speed_hz, gpio_DC=p.dc_pin, gpio_RST=p.reset_pin,
+                bus_speed_hz=p.spi_speed_hz, gpio_DC=p.dc_pin, gpio_RST=reset,
             )  # fmt: skip
         except BaseException:
             gpio.cleanup()  # free for the next attempt, as is the bus (its speed can fail)
@@ -357,6 +359,24 @@ class LumaPanel:
                 best = (cost, ram, inverted, plan)
         assert best is not None
         return best
+
+    def first_light(self, image: Image.Image) -> glass.Keepsake:
+        """What the service's first stage sends to show `image` on a dark glass, as the
+        bus carries it (display/glass.py): its bus, the init less DISPLAYOFF, the whole
+        frame with the glass lit, and the memory they leave. A started panel's."""
+        frame = pages(self._device.preprocess(image))
+        assert self._wire is not None
+        recorded: list[Write] = []
+        self._wire.recording = recorded
+        try:
+            self._device.send(frame, self._device.plan(frame, None))
+            self._device.command(NORMAL)
+            self._device.command(DISPLAYON)
+        finally:
+            self._wire.recording = None
+        interface = self._hardware.interface
+        init, writes = glass.lit_init(interface, self._init), glass.wire(interface, recorded)
+        return glass.bus(self._hardware), init, writes, b"".join(frame)
 
     def blank(self) -> None:
         """The glass dark at once (its memory is rewritten whole by the next start)."""

@@ -55,11 +55,13 @@ class SpiPins:
         self._factory = factory
         self._pins: dict[int, Any] = {}
 
-    def setup(self, pin: int, mode: str) -> None:
+    def setup(self, pin: int, mode: str, initial: int = LOW) -> None:
         from gpiozero import DigitalOutputDevice
 
         try:
-            self._pins[pin] = DigitalOutputDevice(pin, pin_factory=self._factory)
+            self._pins[pin] = DigitalOutputDevice(
+                pin, initial_value=bool(initial), pin_factory=self._factory
+            )
         except Exception as e:  # gpiozero's errors, lgpio's 'GPIO busy': a display down
             raise LumaError(f"GPIO{pin}: {e}") from e
 

@@ -87,6 +87,9 @@ class Runtime:
         self._display_retry: int | None = None  # the display's next try, as registered
         self._status = status  # told a line such as "hour 2, auction" on each change
         self.on_reload: Callable[[], None] | None = None  # what a Reload does
+        # Told of each save handed over (now, whether the stop's): the service keeps the
+        # first light's keepsake beside the game.
+        self.on_save: Callable[[int, bool], None] = lambda now, final: None
 
     # ----- who is told (loop thread) -----------------------------------------------------
 
@@ -258,6 +261,7 @@ class Runtime:
         effects = unit.drain()
         if effects.save and self.saver is not None:
             self.saver.save(unit.saved())
+            self.on_save(now, False)
         if self._tell_save_trouble(now):  # after what came before it
             effects.events += unit.drain().events
         listeners = tuple(self._listeners)  # once a batch: one leaving skips nobody
@@ -335,6 +339,7 @@ class Runtime:
         finally:  # the game is kept even if the world could not follow
             if self.saver is not None:
                 self.saver.save(self.unit.saved())
+                self.on_save(self.unit.now, True)
 
 
 def _nothing() -> None:

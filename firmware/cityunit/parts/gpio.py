@@ -135,12 +135,22 @@ class Parts:
             raise
 
     @property
-    def factory_name(self) -> str:
-        """What gpiozero drives the pins through (LGPIOFactory, RPiGPIOFactory...)."""
+    def factory(self) -> Factory | None:
+        """The gpiozero pin factory the parts are on (None: no gpiozero part)."""
         for device in self._devices:
             if (factory := getattr(device, "pin_factory", None)) is not None:
-                return type(factory).__name__
-        return "no gpiozero pins"
+                return factory
+        return None
+
+    @property
+    def factory_name(self) -> str:
+        """What gpiozero drives the pins through (LGPIOFactory, RPiGPIOFactory...)."""
+        factory = self.factory
+        return "no gpiozero pins" if factory is None else type(factory).__name__
+
+    def channel(self, part: str) -> pwm.Channel | None:
+        """The PWM hardware channel `part` plays on, if it does."""
+        return self._channels.get(part)
 
     def _hardware(self, part: str) -> pwm.Channel | None:
         found = self.pwm.get(part)

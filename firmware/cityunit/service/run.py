@@ -165,17 +165,27 @@ def _serve(
 def _board(
     args: argparse.Namespace, config: Config, clock: Clock, inbox: Inbox
 ) -> tuple[Board, Notifier]:
-    """The unit on its pins, and systemd's notifier."""
-    from cityunit.board import Board
+    """The unit on its pins, taken over from the first stage (service/first_light.py), and
+    systemd's notifier."""
+    from cityunit.board import Board, configured_panel
     from cityunit.parts.gpio import pin_factory, pwm_root
     from cityunit.parts.notify import Notifier
+    from cityunit.service.first_light import LIT
 
     notifier = Notifier()
     heartbeat = None if notifier.watchdog_ms is None else (notifier.watchdog_ms, notifier.watchdog)
+    LIT.release()  # the first stage's lines, for gpiozero to claim
+    if LIT.glass is not None:
+        log.info("first light: the glass lit before the unit started, the switch read %s",
+                 {None: "unread", True: "ON", False: "OFF"}[LIT.switch])  # fmt: skip
     with _opening_pins():
         board = Board(
             config, clock, pin_factory=pin_factory(), pwm_root=pwm_root(), seed=args.seed,
             state_dir=state_dir(config), inbox=inbox, heartbeat=heartbeat,
-            status=notifier.status,
+            status=notifier.status, panel=configured_panel(config, lit=LIT.glass),
         )  # fmt: skip
+    if (kept := systemd_state_dir()) is not None:  # the next start's first light
+        from cityunit.service.keepsake import Keeper
+
+        board.runtime.on_save = Keeper(board, kept).saved
     return board, notifier

@@ -8,9 +8,11 @@ Each figure is millions of instructions (user space: the kernel's side of a writ
 bus is not in it), from a process started as the service starts it, with gpiozero's mock
 pins and an I2C bus that drops its bytes (probe.py):
 
-- first light: from exec to the first frame on the glass: READY's, until a first stage
-  lights the glass before the full stack;
-- ready: from exec to READY=1, the first frame sent by the full stack;
+- first light: from exec to the first frame on the glass, lit by the service's first
+  stage (service/first_light.py) from what the unit kept at its last stop; for a tree
+  without one, READY's;
+- ready: from exec to READY=1, the first frame sent by the full stack (after the first
+  stage, where there is one: the service's whole path);
 - tap frame: from the release of AUCTION to its frame sent, the screen readied (median);
 - readying wait: from a press landing as a screen is readied to its click (the worst of
   six: at the start of each of the three readyings after a tick, in the hour and in an
@@ -34,6 +36,8 @@ import sysconfig
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+
+from cityunit.tools.bench.probe import FIRST_STAGE
 
 PROBE = Path(__file__).with_name("probe.py")
 KEYS = ("first_light_minstr", "ready_minstr", "tap_frame_minstr", "readying_wait_minstr",
@@ -64,8 +68,10 @@ def count(tree: Path) -> dict[str, float]:
                               capture_output=True, text=True, check=False)  # fmt: skip
     if compiled.returncode != 0:
         raise RuntimeError(f"{tree}: compileall failed: {compiled.stdout[-500:]}")
-    figures = {"ready_minstr": _total(_run("ready", tree))}
-    figures["first_light_minstr"] = figures["ready_minstr"]  # no first stage yet: READY's
+    ready = _run("ready", tree)
+    figures = {"ready_minstr": _total(ready)}
+    lit = ready.labels[:1] == ["first-light"]  # the count from exec to its first mark
+    figures["first_light_minstr"] = ready.dumps[0] / 1e6 if lit else figures["ready_minstr"]
     session = _run("session", tree)
     figures["tap_frame_minstr"] = statistics.median(_windows(session, "tap"))
     figures["readying_wait_minstr"] = max(_windows(session, "readying"))
@@ -90,6 +96,10 @@ def _run(scenario: str, tree: Path) -> Counted:
         config.write_text(CONFIG.format(state=folder / "state"))
         labels = folder / "labels"
         labels.touch()
+        (folder / "state").mkdir()
+        (folder / "dev").mkdir()  # the first stage's GPIO chip and I2C bus (probe.Ioctl)
+        for name in ("gpiochip0", "i2c-1"):
+            (folder / "dev" / name).touch()
         paths = {sysconfig.get_path("purelib"), sysconfig.get_path("platlib")}
         env = {key: value for key, value in os.environ.items()
                if not key.startswith(("NOTIFY_", "WATCHDOG_", "PYTHON", "CITYUNIT_"))}  # fmt: skip
@@ -98,12 +108,16 @@ def _run(scenario: str, tree: Path) -> Counted:
             CITYUNIT_PROBE_PATH=os.pathsep.join(paths),
             PYTHONHASHSEED="0",
             PYTHONPATH=str(PROBE.parent),  # the probe imported, so byte-compiled: not counted
+            STATE_DIRECTORY=str(folder / "state"),  # where the first stage looks, as systemd's
         )  # fmt: skip  (a set's order, the same each run)
+        probe = [sys.executable, "-S", "-c", "import probe; probe.main()"]
+        arguments = [str(tree), str(config), str(labels)]
+        if scenario == "ready" and (tree / FIRST_STAGE).exists():
+            _keep([*probe, "keep", *arguments], env, folder)
         out = folder / "callgrind.out"
         command = [
             "valgrind", "--tool=callgrind", "--dump-before=getppid", "-q",
-            f"--callgrind-out-file={out}", sys.executable, "-S", "-c",
-            "import probe; probe.main()", scenario, str(tree), str(config), str(labels),
+            f"--callgrind-out-file={out}", *probe, scenario, *arguments,
         ]  # fmt: skip
         try:
             done = subprocess.run(command, env=env, cwd=tmp, capture_output=True, timeout=900)
@@ -118,6 +132,15 @@ def _run(scenario: str, tree: Path) -> Counted:
             raise RuntimeError(f"the {scenario} probe: {len(counted.dumps)} counts for"
                                f" {len(counted.labels)} windows")  # fmt: skip
         return counted
+
+
+def _keep(command: list[str], env: dict[str, str], folder: Path) -> None:
+    """The tree's unit run once, uncounted, to its clean stop: it keeps what its first
+    stage reads at the next start."""
+    done = subprocess.run(command, env=env, cwd=folder, capture_output=True, timeout=300)
+    if done.returncode != 0 or not (folder / "state" / "first-light").exists():
+        said = done.stderr.decode(errors="replace")[-2000:]
+        raise RuntimeError(f"the unit kept no first light ({done.returncode}): {said}")
 
 
 def _instructions(dump: Path) -> int:

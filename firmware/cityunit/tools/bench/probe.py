@@ -15,14 +15,19 @@ in order. This module knows no tree's modules by heart: where the rooms moved
 (firmware/cityunit's sub-packages), it looks in both places.
 """
 
+from __future__ import annotations
+
 import os
 import sys
-import threading
 import time
-from collections.abc import Callable
-from typing import Any
 
-TREE = CONFIG = ""  # the measured tree's root, its config file: main() sets them
+TYPE_CHECKING = False  # typing, threading and collections: imported when first needed,
+if TYPE_CHECKING:  # after the first light, whose count would have them otherwise
+    import threading
+    from collections.abc import Callable
+    from typing import Any
+
+TREE = CONFIG = DEV = ""  # the tree's root, its config file, the run's /dev: main() sets
 LABELS = -1  # the labels' file, open for appending
 
 
@@ -110,10 +115,56 @@ def when_ready(then) -> None:  # type: ignore[no-untyped-def]
 
 
 def ready() -> None:
-    """From exec to READY, the first frame on the bus: the process ends there."""
+    """From exec to READY, the first frame on the bus: the process ends there. A tree
+    with a first stage starts as its service's launcher does (systemd/start): the first
+    light (a window, marked as soon as it is lit), then the unit. The GPIO chip and the
+    bus are files in the run's folder (DEV), their ioctls answered by kernel.Ioctl; the
+    probe's own set-up for the unit (the bus, READY's hook) comes after the first light."""
+    if not os.path.exists(os.path.join(TREE, FIRST_STAGE)):
+        drop_the_bus()
+        when_ready(lambda: os._exit(0))
+        entry()
+    import fcntl  # (the first stage's own import, come first)
+
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    kernel = __import__("kernel")  # beside this file, top-level, as this module is
+    del sys.path[0]
+
+    sys.modules["fcntl"] = kernel.Ioctl(fcntl, DEV)
+    sys.argv = ["cityunit", "run", "--config", CONFIG, "--seed", "3"]
+    from cityunit.service.first_light import keepsake, light  # as systemd/start does
+
+    light(keepsake())
+    window("first-light")
+    mark()
     drop_the_bus()
     when_ready(lambda: os._exit(0))
-    entry()
+    from cityunit.display import glass  # (the unit's own import, come earlier)
+
+    glass.DEV = DEV  # (site.main(): the probe's paths are set already)
+    command, name = find("cityunit.__main__:main")
+    raise SystemExit(getattr(command, name)())
+
+
+FIRST_STAGE = "firmware/cityunit/service/first_light.py"
+
+
+def keep() -> None:
+    """Not counted: the tree's unit started and stopped cleanly once READY, as a service
+    is, so that it keeps what its first stage reads at the next start (in STATE_DIRECTORY),
+    the GPIO chip and the bus in the run's folder."""
+    import signal
+
+    drop_the_bus()
+    when_ready(lambda: os.kill(os.getpid(), signal.SIGTERM))
+    from cityunit.display import glass
+    from cityunit.service import keepsake
+
+    glass.DEV = DEV
+    keepsake.gpio_chip = lambda factory: os.path.join(DEV, "gpiochip0")
+    sys.argv = ["cityunit", "run", "--config", CONFIG, "--seed", "3"]
+    command, name = find("cityunit.__main__:main")
+    raise SystemExit(getattr(command, name)())
 
 
 TAPS, PRESSES = 5, 6
@@ -192,6 +243,8 @@ class Session:
 
     def waiting(self, name: str, then: Callable[[], None] = lambda: None) -> threading.Event:
         """An event set when hook `name` next runs, after `then()`."""
+        import threading
+
         done = threading.Event()
 
         def fired() -> None:
@@ -204,6 +257,8 @@ class Session:
     def press_as_readying(self, button: Any, skip: int, label: str = "readying") -> None:
         """`button` pressed on the loop thread as its `skip`+1-th readying starts; the
         window closes on the buzzer's next change, its click."""
+        import threading
+
         clicked = threading.Event()
 
         def click() -> None:
@@ -275,6 +330,8 @@ def tap(button: Any) -> None:
 
 def session() -> None:
     """The unit as its service starts it, a Session's player on it once READY."""
+    import threading
+
     player = Session()
     up = threading.Event()
 
@@ -308,14 +365,15 @@ def main() -> None:
     """SCENARIO TREE CONFIG LABELS (sys.argv): the tree's modules first on the path, then
     the probe's venv's (CITYUNIT_PROBE_PATH), not the probe's own folder, and the
     scenario run."""
-    global TREE, CONFIG, LABELS
+    global TREE, CONFIG, DEV, LABELS
     scenario, TREE, CONFIG, labels = sys.argv[1:]
+    DEV = os.path.join(os.path.dirname(CONFIG), "dev")
     LABELS = os.open(labels, os.O_WRONLY | os.O_APPEND)
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path[:] = [os.path.join(TREE, "firmware"), os.path.join(TREE, "sim"),
                    *(p for p in sys.path if p and os.path.abspath(p) != here)]  # fmt: skip
     sys.path += os.environ.get("CITYUNIT_PROBE_PATH", "").split(os.pathsep)
-    {"ready": ready, "session": session, "hour": hour}[scenario]()
+    {"ready": ready, "keep": keep, "session": session, "hour": hour}[scenario]()
 
 
 if __name__ == "__main__":

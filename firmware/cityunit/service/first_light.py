@@ -1,0 +1,186 @@
+"""First light: the service's first instants, before anything heavy is imported.
+
+The whole unit takes a Pi Zero about a second of CPU to import and start. Before any of
+it, this stage, which imports nothing but builtins, os and fcntl, reads the switch,
+lights the LED and puts on the glass the frame the unit is about to show, in a few
+million instructions from exec (docs/performance.md). The service's launcher
+(systemd/start) runs it under `python -S`, then adds site's paths and runs the unit.
+
+What to do was kept by the unit itself beside its saved game (service/keepsake.py): the
+lines of the switch and the LED, the display's bus, luma's init sequence without its
+DISPLAYOFF, and each switch position's whole frame as the very bytes each write puts on
+the bus. Anything that cannot be done (no keepsake, no device, a wrong bus) is skipped,
+silently: the unit then starts as it would without this stage. What was done is left in
+`LIT` for the unit: the lines it still holds (released before gpiozero claims them), and
+what the glass shows, so that luma sends no DISPLAYOFF and the first frame is a diff.
+"""
+
+import fcntl
+import marshal
+import os
+
+TYPE_CHECKING = False  # typing's own costs more than this whole stage (mypy reads it so)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+FORMAT = 1  # the keepsake's layout: one the unit wrote for another is not read
+NAME = "first-light"  # in the service's StateDirectory
+
+# linux/gpio.h, the character device's v2 interface
+GET_LINE = 0xC250B407  # GPIO_V2_GET_LINE_IOCTL: struct gpio_v2_line_request, 592 bytes
+GET_VALUES = 0xC010B40E  # GPIO_V2_LINE_GET_VALUES_IOCTL: struct gpio_v2_line_values
+SET_VALUES = 0xC010B40F  # GPIO_V2_LINE_SET_VALUES_IOCTL
+INPUT, OUTPUT, PULL_UP = 1 << 2, 1 << 3, 1 << 8  # GPIO_V2_LINE_FLAG_*
+OUTPUT_VALUES = 2  # GPIO_V2_LINE_ATTR_ID_OUTPUT_VALUES
+I2C_SLAVE = 0x0703  # linux/i2c-dev.h
+SPI_SPEED = 0x40046B04  # SPI_IOC_WR_MAX_SPEED_HZ, linux/spi/spidev.h
+
+
+class Lit:
+    """What this stage did, for the unit: `glass` the bus, the init sent and the memory
+    the glass shows (None: not lit), `switch` as read (None: not read), `held` the line
+    requests it keeps until the unit's own pins take over (`release`)."""
+
+    __slots__ = ("glass", "held", "switch")
+
+    def __init__(self) -> None:
+        self.glass: tuple[tuple[object, ...], tuple[bytes, ...], bytes] | None = None
+        self.switch: bool | None = None
+        self.held: list[int] = []
+
+    def release(self) -> None:
+        """The lines given back, for gpiozero to claim (idempotent)."""
+        while self.held:
+            os.close(self.held.pop())
+
+
+LIT = Lit()
+
+
+def _word(value: int, size: int) -> bytes:
+    return value.to_bytes(size, "little")
+
+
+def request(chip: str, lines: tuple[int, ...], flags: int, values: int = 0) -> int:
+    """A request for `lines` of `chip` (their values, bit i for lines[i], if OUTPUT):
+    its file descriptor, which holds them until closed."""
+    config = _word(flags, 8) + _word(1 if flags & OUTPUT else 0, 4) + bytes(20)
+    if flags & OUTPUT:  # one attribute: the output values, for every line
+        config += _word(OUTPUT_VALUES, 8) + _word(values, 8) + _word((1 << len(lines)) - 1, 8)
+    config += bytes(272 - len(config))
+    offsets = b"".join(_word(line, 4) for line in lines)
+    buffer = bytearray(offsets + bytes(256 - len(offsets)) + b"cityunit".ljust(32, b"\0"))
+    buffer += config + _word(len(lines), 4) + bytes(28)
+    fd = os.open(chip, os.O_RDWR | os.O_CLOEXEC)
+    try:
+        fcntl.ioctl(fd, GET_LINE, buffer, True)
+    finally:
+        os.close(fd)
+    return int.from_bytes(buffer[588:592], "little", signed=True)
+
+
+def set_values(held: int, values: int, mask: int) -> None:
+    fcntl.ioctl(held, SET_VALUES, _word(values, 8) + _word(mask, 8))
+
+
+def read_switch(chip: str, line: int) -> bool:
+    """Whether the switch is ON: its contact closed, the line pulled up read low."""
+    held = request(chip, (line,), INPUT | PULL_UP)
+    try:
+        values = bytearray(_word(0, 8) + _word(1, 8))
+        fcntl.ioctl(held, GET_VALUES, values, True)
+    finally:
+        os.close(held)
+    return not values[0] & 1
+
+
+def light_led(chip: str | None, kind: str, where: str, period: int) -> None:
+    """The LED lit fully: a PWM channel the unit left exported (its files only: exporting
+    one waits for udev), or a GPIO line, held high until the unit takes it."""
+    if kind == "pwm":
+        for name, value in (("period", period), ("duty_cycle", period), ("enable", 1)):
+            fd = os.open(f"{where}/{name}", os.O_WRONLY | os.O_CLOEXEC)
+            try:
+                os.write(fd, str(value).encode())
+            finally:
+                os.close(fd)
+    elif chip is not None:
+        LIT.held.append(request(chip, (int(where),), OUTPUT, 1))
+
+
+def send_i2c(device: str, address: int, writes: tuple[bytes, ...]) -> None:
+    """Each write one I2C transaction to `address`, its control byte first (kept so)."""
+    fd = os.open(device, os.O_RDWR | os.O_CLOEXEC)
+    try:
+        fcntl.ioctl(fd, I2C_SLAVE, address)
+        for write in writes:
+            os.write(fd, write)
+    finally:
+        os.close(fd)
+
+
+def send_spi(
+    device: str, hz: int, chip: str, dc: int, reset: int, writes: tuple[bytes, ...]
+) -> None:
+    """Each write a transfer, DC low for a command and high for data (the write's first
+    byte says which; it is not sent), after a reset pulse where RST is wired (the glass
+    is dark at a start: the unit blanks it at every stop). DC and RST are held until the
+    unit takes them, RST high."""
+    lines = (dc,) if reset < 0 else (dc, reset)
+    held = request(chip, lines, OUTPUT, 0)
+    LIT.held.append(held)
+    mask = (1 << len(lines)) - 1
+    fd = os.open(device, os.O_RDWR | os.O_CLOEXEC)
+    try:
+        fcntl.ioctl(fd, SPI_SPEED, _word(hz, 4))
+        level = -1
+        for write in writes:
+            if write[0] != level:
+                level = write[0]
+                set_values(held, level | 2, mask)  # RST (bit 1) high from here on
+            os.write(fd, write[1:])
+    finally:
+        os.close(fd)
+
+
+def light(path: str) -> Lit:
+    """Everything the keepsake at `path` says, each part done if it can be: `LIT`."""
+    try:
+        with open(path, "rb") as file:
+            kept = marshal.loads(file.read())
+        if kept["format"] != FORMAT:
+            return LIT
+    except Exception:  # none, or not ours: the unit does it all, as before
+        return LIT
+    chip, switch, led, bus = kept["chip"], kept["switch"], kept["led"], kept["bus"]
+    if chip is not None and switch is not None:
+        read = attempt(read_switch, chip, switch)
+        LIT.switch = None if read is FAILED else bool(read)
+    if led is not None:
+        attempt(light_led, chip, *led)
+    on = bool(LIT.switch)  # unread: OFF's frame, which the unit's first frame follows
+    writes, sent = kept["frames"][on], FAILED
+    if bus[0] == "i2c":
+        sent = attempt(send_i2c, bus[1], bus[2], writes)
+    elif chip is not None:
+        sent = attempt(send_spi, bus[1], bus[2], chip, bus[3], bus[4], writes)
+    if sent is not FAILED:
+        LIT.glass = (bus, kept["init"], kept["pages"][on])
+    return LIT
+
+
+FAILED = object()
+
+
+def attempt(step: "Callable[..., object]", *args: object) -> object:
+    """`step(*args)`, or FAILED where it raises, whatever the reason: what this stage
+    cannot do, the unit does after it."""
+    try:
+        return step(*args)
+    except Exception:
+        return FAILED
+
+
+def keepsake() -> str:
+    """Where the unit keeps it: systemd's StateDirectory (the service's only)."""
+    return f"{os.environ.get('STATE_DIRECTORY', '/var/lib/cityunit')}/{NAME}"

@@ -1,0 +1,339 @@
+"""First light: the service's first stage puts on the glass what the unit kept at its last
+stop, through a model of the kernel (the GPIO character device's v2 requests parsed as
+linux/gpio.h lays them out, i2c-dev and spidev feeding a modelled controller), and the
+unit takes the glass over with no DISPLAYOFF and a diff for its first frame."""
+
+from __future__ import annotations
+
+import dataclasses
+import errno
+import itertools
+import logging
+import marshal
+import os
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from cityunit.board import Board
+from cityunit.config import Config
+from cityunit.display.oled import LumaPanel, pages
+from cityunit.loop.clock import VirtualClock
+from cityunit.service import first_light, keepsake
+from fakes import INTERFACES, WHOLE, Controller, mock_factory
+
+ROOT = Path(__file__).resolve().parents[2]
+CHIP, SWITCH, LED = "/dev/gpiochip0", 22, 13
+
+
+class Kernel:
+    """What the first stage asks of Linux, modelled: a GPIO chip (lines' levels, requests
+    held until their descriptor closes), i2c-dev and spidev in front of `bus`."""
+
+    def __init__(self, bus: Controller, switch_on: bool = False) -> None:
+        self.bus = bus
+        self.levels = {SWITCH: 0 if switch_on else 1}  # pulled up; the switch closes to ground
+        self.files = {CHIP: "chip", "/dev/i2c-1": "i2c", "/dev/spidev0.0": "spi"}
+        self.open: dict[int, tuple[str, object]] = {}
+        self.requests: list[tuple[tuple[int, ...], int, int | None]] = []  # lines, flags, values
+        self.held: dict[int, tuple[int, ...]] = {}
+        self.address: int | None = None
+        self.dc = 0
+        self.hz = 0
+        self.writes: list[bytes] = []
+        self._next = 1000
+
+    def _fd(self, what: str, detail: object = None) -> int:
+        self._next += 1
+        self.open[self._next] = (what, detail)
+        return self._next
+
+    # os, as the stage calls it
+    def os_open(self, path: str, flags: int, mode: int = 0o777) -> int:
+        if path not in self.files:
+            raise FileNotFoundError(errno.ENOENT, "No such file or directory", path)
+        return self._fd(self.files[path])
+
+    def os_write(self, fd: int, data: bytes) -> int:
+        what, _ = self.open[fd]
+        self.writes.append(bytes(data))
+        if what == "i2c":
+            assert self.address == 0x3C
+            self.bus.write_i2c_block_data(self.address, data[0], list(data[1:]))
+        elif what == "spi":
+            assert self.hz == 8_000_000 and self.levels.get(25, 1) == 1, "RST high"
+            self.bus.wire_bytes += len(data)
+            self.bus._take(not self.dc, list(data))
+        return len(data)
+
+    def os_close(self, fd: int) -> None:
+        self.open.pop(fd)
+        self.held.pop(fd, None)
+
+    def ioctl(self, fd: int, request: int, arg: object = 0, mutate: bool = True) -> int:
+        what, _ = self.open[fd]
+        if request == first_light.GET_LINE:
+            assert what == "chip" and isinstance(arg, bytearray) and len(arg) == 592
+            offsets = struct.unpack_from("<64I", arg, 0)
+            consumer = arg[256:288].rstrip(b"\0")
+            flags, attrs = struct.unpack_from("<QI", arg, 288)
+            count = struct.unpack_from("<I", arg, 560)[0]
+            lines = offsets[:count]
+            values = None
+            if attrs:
+                kind, _, bits, mask = struct.unpack_from("<IIQQ", arg, 320)
+                assert kind == first_light.OUTPUT_VALUES and mask == (1 << count) - 1
+                values = bits
+                self._drive(lines, bits)
+            assert consumer == b"cityunit" and 1 <= count <= 2
+            self.requests.append((lines, flags, values))
+            fd_out = self._fd("lines", lines)
+            self.held[fd_out] = lines
+            struct.pack_into("<i", arg, 588, fd_out)
+        elif request == first_light.GET_VALUES:
+            lines = self.held[fd]
+            bits = sum(self.levels.get(line, 0) << i for i, line in enumerate(lines))
+            struct.pack_into("<Q", arg, 0, bits & struct.unpack_from("<Q", arg, 8)[0])
+        elif request == first_light.SET_VALUES:
+            bits, _ = struct.unpack("<QQ", bytes(arg))
+            self._drive(self.held[fd], bits)
+        elif request == first_light.I2C_SLAVE:
+            assert what == "i2c"
+            self.address = int(arg)
+        elif request == first_light.SPI_SPEED:
+            self.hz = struct.unpack("<I", bytes(arg))[0]
+        else:
+            raise OSError(errno.ENOTTY, "Inappropriate ioctl for device")
+        return 0
+
+    def _drive(self, lines: tuple[int, ...], bits: int) -> None:
+        for i, line in enumerate(lines):
+            self.levels[line] = bits >> i & 1
+        self.dc = self.levels.get(24, 0)
+
+    def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        class Os:
+            O_RDWR, O_WRONLY, O_CLOEXEC = os.O_RDWR, os.O_WRONLY, os.O_CLOEXEC
+            open, write, close = self.os_open, self.os_write, self.os_close
+
+        class Fcntl:
+            ioctl = self.ioctl
+
+        monkeypatch.setattr(first_light, "os", Os)
+        monkeypatch.setattr(first_light, "fcntl", Fcntl)
+        monkeypatch.setattr(first_light, "LIT", first_light.Lit())
+
+
+def kept_by_a_unit(tmp_path: Path, config: Config, switch_on: bool, bus: Controller) -> Path:
+    """A unit on mock pins, played a little and stopped cleanly, keeping its first light
+    in `tmp_path` (its lines on CHIP, as lgpio's would be)."""
+    factory = mock_factory()
+    if switch_on:
+        factory.pin(SWITCH).on = True  # left ON before the start
+    clock = VirtualClock()
+    board = Board(config, clock, pin_factory=factory, seed=5, state_dir=tmp_path,
+                  panel=LumaPanel(config.hardware, bus=bus, pins=bus.pins))  # fmt: skip
+    keeper = keepsake.Keeper(board, tmp_path)
+    board.runtime.on_save = keeper.saved
+    board.runtime.pump()
+    board.runtime.advance_to(61_000, clock)  # a minute of play, if ON
+    board.close()
+    assert keeper.path.exists()
+    return keeper.path
+
+
+@pytest.fixture(autouse=True)
+def _on_the_chip(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(keepsake, "gpio_chip", lambda factory: CHIP)
+
+
+def controller(kind: str, interface: str) -> Controller:
+    bus = Controller(kind, spi=interface == "spi")
+    return bus
+
+
+def config_for(bus: Controller) -> Config:
+    return dataclasses.replace(Config(), hardware=bus.hardware)
+
+
+@pytest.mark.parametrize("switch_on", [False, True], ids=["off", "on"])
+@pytest.mark.parametrize("interface", INTERFACES)
+@pytest.mark.parametrize("kind", ["ssd1306", "ssd1309", "sh1106"])
+def test_first_light_shows_the_kept_screen_and_the_unit_takes_it_over_without_a_blink(
+    tmp_path, monkeypatch, kind, interface, switch_on
+) -> None:
+    config = config_for(controller(kind, interface))
+    path = kept_by_a_unit(tmp_path, config, switch_on, controller(kind, interface))
+    glass = controller(kind, interface)  # a new power-on: noise in memory, glass dark
+    kernel = Kernel(glass, switch_on)
+    kernel.install(monkeypatch)
+
+    lit = first_light.light(str(path))
+
+    assert lit.switch is switch_on and lit.glass is not None
+    assert glass.on and not glass.inverted
+    memory = [lit.glass[2][p * 128 : (p + 1) * 128] for p in range(8)]
+    assert glass.visible() == memory, "the glass shows the frame kept, whole"
+    assert not any(0xAE in w[1:] for w in kernel.writes if w[0] == 0), "no DISPLAYOFF sent"
+    # A unit booted from the saved game with the switch so shows the same screen first.
+    kept = marshal.loads(path.read_bytes())
+    assert kept["pages"][switch_on] == lit.glass[2]
+    assert (SWITCH,) in [r[0] for r in kernel.requests], "the switch read"
+    led = [r for r in kernel.requests if r[0] == (LED,)]
+    assert led and led[0][2] == 1, "the LED lit, held until the unit takes it"
+    held = len(kernel.held)
+    assert held == (2 if interface == "spi" else 1), "the LED's line (and DC, RST) held"
+    lit.release()
+    assert kernel.held == {}, "every line given back before gpiozero claims it"
+
+    # The unit takes over: no init of its own, no DISPLAYOFF, the first frame a diff.
+    offs: list[int] = []
+    single = glass._single
+    glass._single = lambda byte: (offs.append(byte) if byte == 0xAE else None, single(byte))[1]
+    before = glass.wire_bytes
+    panel = LumaPanel(config.hardware, bus=glass, pins=glass.pins, lit=lit.glass)
+    panel.start()
+    assert glass.wire_bytes == before and glass.visible() == memory, "nothing sent at start"
+    image = Image.new("1", (128, 64))
+    image.paste(1, (10, 10, 20, 20))
+    panel.display(image)
+    assert glass.visible() == pages(image) and offs == [], "no dark frame between"
+    assert panel.sent < WHOLE[kind, interface], "a diff from what first light left"
+
+
+def test_the_switch_chooses_the_frame_and_an_unread_switch_shows_off(tmp_path, monkeypatch) -> None:
+    bus = controller("ssd1306", "i2c")
+    path = kept_by_a_unit(tmp_path, config_for(bus), True, controller("ssd1306", "i2c"))
+    kept = marshal.loads(path.read_bytes())
+    assert kept["pages"][True] != kept["pages"][False], "the hour's screen, OFF's screen"
+    kernel = Kernel(controller("ssd1306", "i2c"))
+    del kernel.files[CHIP]  # no GPIO chip: the glass still lit, with OFF's frame
+    kernel.install(monkeypatch)
+    lit = first_light.light(str(path))
+    assert lit.switch is None and lit.glass is not None
+    assert lit.glass[2] == kept["pages"][False]
+
+
+@pytest.mark.parametrize(
+    "damage",
+    ["missing", "empty", "garbage", "other format", "no bus", "bus refuses", "no display"],
+)
+def test_what_the_first_stage_cannot_do_is_skipped_and_the_unit_starts_as_before(
+    tmp_path, monkeypatch, damage
+) -> None:
+    bus = controller("ssd1306", "i2c")
+    path = kept_by_a_unit(tmp_path, config_for(bus), False, controller("ssd1306", "i2c"))
+    kept = marshal.loads(path.read_bytes())
+    glass = controller("ssd1306", "i2c")
+    kernel = Kernel(glass)
+    if damage == "missing":
+        path.unlink()
+    elif damage == "empty":
+        path.write_bytes(b"")
+    elif damage == "garbage":
+        path.write_bytes(os.urandom(300))
+    elif damage == "other format":
+        path.write_bytes(marshal.dumps({**kept, "format": 99}))
+    elif damage == "no bus":
+        del kernel.files["/dev/i2c-1"]
+    elif damage == "bus refuses":
+        glass.unplugged = True
+    elif damage == "no display":
+        path.write_bytes(marshal.dumps({**kept, "bus": ("spi", "/dev/spidev0.0", 1, 24, 25),
+                                        "chip": None}))  # fmt: skip
+    kernel.install(monkeypatch)
+    lit = first_light.light(str(path))
+    assert lit.glass is None
+    assert lit.switch is (
+        None if damage in ("missing", "empty", "garbage", "other format", "no display") else False
+    )
+    lit.release()
+    # The unit then starts as it always did: its init, and a whole first frame.
+    glass.unplugged = False
+    panel = LumaPanel(bus.hardware, bus=glass, lit=lit.glass)
+    panel.start()
+    panel.display(Image.new("1", (128, 64)))
+    assert glass.visible() == [bytes(128)] * 8 and glass.on
+    assert panel.sent == WHOLE["ssd1306", "i2c"] + 3, "whole, and the glass lit"
+
+
+def test_a_panel_configured_otherwise_than_kept_starts_afresh(tmp_path, monkeypatch) -> None:
+    """Another controller since (another init), or another address: the unit's own
+    init, as without first light."""
+    bus = controller("ssd1306", "i2c")
+    path = kept_by_a_unit(tmp_path, config_for(bus), False, controller("ssd1306", "i2c"))
+    for change in ({"driver": "sh1106"}, {"i2c_address": 0x3D}):
+        glass = controller("ssd1306", "i2c")
+        Kernel(glass).install(monkeypatch)
+        lit = first_light.light(str(path))
+        assert lit.glass is not None
+        hardware = dataclasses.replace(bus.hardware, **change)
+        panel = LumaPanel(hardware, bus=glass, lit=lit.glass)
+        before = glass.wire_bytes
+        panel.start()
+        assert glass.wire_bytes > before and not glass.on, "its init, DISPLAYOFF first"
+
+
+def test_the_keepsake_is_written_when_due_and_changed_and_a_full_card_stops_nothing(
+    tmp_path, monkeypatch, caplog
+) -> None:
+    bus = controller("ssd1306", "i2c")
+    config = config_for(bus)
+    factory = mock_factory()
+    factory.pin(SWITCH).on = True  # the hour runs: its clock on the screen
+    clock = VirtualClock()
+    board = Board(config, clock, pin_factory=factory, seed=5, state_dir=tmp_path,
+                  panel=LumaPanel(config.hardware, bus=bus))  # fmt: skip
+    keeper = keepsake.Keeper(board, tmp_path)
+    board.runtime.on_save = keeper.saved
+    writes: list[int] = []
+    save = keepsake.save_atomic
+    monkeypatch.setattr(keepsake, "save_atomic", lambda p, d: (writes.append(clock.now_ms()),
+                                                                save(p, d))[1])  # fmt: skip
+    board.runtime.pump()
+    for t in range(1_000, 181_000, 1_000):  # three minutes of play, a save every 5 s
+        board.runtime.advance_to(t, clock)
+    assert writes[0] >= keepsake.FIRST_MS and len(writes) == 3, writes
+    assert all(b - a >= keepsake.EVERY_MS for a, b in itertools.pairwise(writes))
+
+    def full(path: Path, data: bytes) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(keepsake, "save_atomic", full)
+    caplog.set_level(logging.WARNING)
+    for t in range(181_000, 311_000, 1_000):
+        board.runtime.advance_to(t, clock)
+    said = [r.getMessage() for r in caplog.records if "first-light" in r.getMessage()]
+    assert said == [f"{keeper.path}: not kept: No space left on device"], "said once"
+    assert board.unit.power and board.display is not None and board.display.up
+    board.close()
+
+
+def test_the_first_stage_imports_nothing_but_builtins_os_and_fcntl() -> None:
+    code = ("import sys, os, fcntl; before = set(sys.modules);"
+            " from cityunit.service import first_light; print(sorted(set(sys.modules) - before))")  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "firmware")}
+    out = subprocess.run([sys.executable, "-S", "-c", code], env=env, capture_output=True,
+                         text=True, check=True).stdout  # fmt: skip
+    assert eval(out) == ["cityunit", "cityunit.service", "cityunit.service.first_light"]
+
+
+def test_the_launcher_runs_the_unit_after_the_first_stage(tmp_path) -> None:
+    """systemd/start under `python -S`, as ExecStart runs it: no keepsake here, so the
+    first stage does nothing, and the unit's command line is the unit's."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "firmware"), "STATE_DIRECTORY": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-S", str(ROOT / "systemd" / "start"), "--version"],
+                          env=env, capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert done.returncode == 0 and done.stdout.startswith("cityunit "), done.stderr
+
+
+def test_the_early_signals_are_the_stop_signals() -> None:
+    import signal
+
+    from cityunit import EARLY
+
+    assert EARLY == (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
