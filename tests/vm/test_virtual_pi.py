@@ -28,15 +28,16 @@ from typing import TypeVar
 
 import pytest
 import zxingcpp
-from frames import showed, shown_i2c, shown_spi
+from frames import picture, showed, shown_i2c, shown_spi
 from guest_image import recipe
 from PIL import Image
-from virtual_pi import PWMState, VirtualPi
+from virtual_pi import I2CWrite, PWMState, VirtualPi
 
 from cityunit.config import Config
 from cityunit.console.client import Client
 from cityunit.core.screens import HourScreen, SwitchOffScreen
 from cityunit.tools.wiring import pattern
+from fakes import Controller
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "golden"
@@ -130,6 +131,75 @@ def test_after_a_reboot_the_service_plays_on_the_pis_devices(pi: VirtualPi) -> N
     assert "PWM hardware for: buzzer, led" in journal, journal
     fresh = pi.run("cat /sys/class/pwm/pwmchip0/pwm0/period /sys/class/pwm/pwmchip0/pwm1/period")
     assert fresh.stdout.split() == ["0", "0"], "on channels exported fresh on this boot"
+
+
+def logged_at(pi: VirtualPi, said: str) -> float:
+    """When (s since boot, CLOCK_MONOTONIC as the I2C record's) the service first logged
+    a line with `said` in it since this boot."""
+    lines = pi.sudo("journalctl -q -b -o short-monotonic -u cityunit --no-pager").stdout
+    for line in lines.splitlines():
+        if said in line:
+            return float(line[1 : line.index("]")])
+    raise AssertionError(f"never logged: {said!r}: {lines}")
+
+
+def glass_states(writes: list[I2CWrite]) -> tuple[list[Image.Image], list[bool], list[int]]:
+    """The glass after each write, whether it was lit, and the writes with a DISPLAYOFF."""
+    panel, offs, images, lit = Controller("ssd1306"), [], [], []
+    single = panel._single
+
+    def command(byte: int) -> None:
+        if byte == 0xAE:
+            offs.append(len(images))
+        single(byte)
+
+    panel._single = command  # type: ignore[method-assign]
+    for write in writes:
+        panel.write_i2c_block_data(write.addr, write.data[0], list(write.data[1:]))
+        images.append(picture(panel.visible()))
+        lit.append(panel.on)
+    return images, lit, offs
+
+
+@pytest.mark.trixie
+def test_first_light_at_boot_and_the_unit_takes_the_glass_over_without_a_dark_frame(
+    pi: VirtualPi,
+) -> None:
+    """The boot after the reboot above: the service's first stage put the screen the unit
+    kept at its stop on the glass (its init without DISPLAYOFF, the whole frame, the glass
+    lit) before the unit logged a line, claimed a pin or sent a byte; the unit then took
+    it over with nothing sent at all (the same screen: SWITCH OFF, the switch read OFF by
+    both), and the glass never went dark. A keepsake naming a bus that is not there: the
+    stage does nothing, and the unit starts as it always did."""
+    writes = pi.i2c_writes()
+    images, lit, offs = glass_states(writes)
+    assert offs == [], "no DISPLAYOFF since boot"
+    first_on = lit.index(True)
+    assert all(lit[first_on:]), "lit once, never dark again"
+    stage = writes[: first_on + 1]
+    assert len(stage) <= 6 and sum(len(w.data) - 1 for w in stage) >= 1024, "one whole frame"
+    assert showed(images[first_on : first_on + 1], SwitchOffScreen()), "the unit's screen"
+    took_over = logged_at(pi, "first light: the glass lit before the unit started")
+    assert stage[-1].t_ns / 1e9 < took_over < logged_at(pi, "running with")
+    assert "the switch read OFF" in pi.journal()
+    # No first light: the bus it names is not there.
+    pi.sudo(
+        "python3 - <<'EOF'\nimport marshal\np = '/var/lib/cityunit/first-light'\n"
+        "k = marshal.loads(open(p, 'rb').read())\nk['bus'] = ('i2c', '/dev/i2c-9', 60)\n"
+        "open(p, 'wb').write(marshal.dumps(k))\nEOF"
+    )
+    before = len(pi.i2c_writes())
+    started = main_pid(pi)
+    pi.sudo("systemctl restart cityunit")
+    until("the service is active again", lambda: active(pi) and main_pid(pi) != started)
+    images, lit, offs = glass_states(pi.i2c_writes())
+    assert lit[-1] and showed(images[before:][-1:], SwitchOffScreen()), "the unit's, as before"
+    invocation = pi.run("systemctl show -p InvocationID --value cityunit").stdout.strip()
+    journal = pi.sudo(f"journalctl -q -o cat _SYSTEMD_INVOCATION_ID={invocation}").stdout
+    assert "running with" in journal and "first light:" not in journal, journal
+    kept = "python3 -c \"import marshal; print(marshal.loads(open('/var/lib/cityunit/first-light', 'rb').read())['bus'])\""
+    until("the unit kept its first light again, on its bus",
+          lambda: "/dev/i2c-1" in pi.sudo(kept).stdout)  # fmt: skip
 
 
 @pytest.mark.trixie

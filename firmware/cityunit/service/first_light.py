@@ -95,8 +95,10 @@ def read_switch(chip: str, line: int) -> bool:
 
 
 def light_led(chip: str | None, kind: str, where: str, period: int) -> None:
-    """The LED lit fully: a PWM channel the unit left exported (its files only: exporting
-    one waits for udev), or a GPIO line, held high until the unit takes it."""
+    """The LED lit fully: a PWM channel left exported (its files only: a channel exported
+    now is the gpio group's only once udev has run, a second or more into a boot, so at a
+    boot the LED on the PWM hardware waits for the unit), or a GPIO line, held high until
+    the unit takes it."""
     if kind == "pwm":
         for name, value in (("period", period), ("duty_cycle", period), ("enable", 1)):
             fd = os.open(f"{where}/{name}", os.O_WRONLY | os.O_CLOEXEC)
@@ -156,8 +158,6 @@ def light(path: str) -> Lit:
     if chip is not None and switch is not None:
         read = attempt(read_switch, chip, switch)
         LIT.switch = None if read is FAILED else bool(read)
-    if led is not None:
-        attempt(light_led, chip, *led)
     on = bool(LIT.switch)  # unread: OFF's frame, which the unit's first frame follows
     writes, sent = kept["frames"][on], FAILED
     if bus[0] == "i2c":
@@ -166,6 +166,8 @@ def light(path: str) -> Lit:
         sent = attempt(send_spi, bus[1], bus[2], chip, bus[3], bus[4], writes)
     if sent is not FAILED:
         LIT.glass = (bus, kept["init"], kept["pages"][on])
+    if led is not None:  # after the glass, which says more
+        attempt(light_led, chip, *led)
     return LIT
 
 

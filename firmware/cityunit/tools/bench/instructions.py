@@ -9,8 +9,8 @@ bus is not in it), from a process started as the service starts it, with gpiozer
 pins and an I2C bus that drops its bytes (probe.py):
 
 - first light: from exec to the first frame on the glass, lit by the service's first
-  stage (service/first_light.py) from what the unit kept at its last stop; for a tree
-  without one, READY's;
+  stage (service/first_light.py) from what the unit kept at its last stop, the display
+  on I2C, and on SPI (first_light_spi); for a tree without a first stage, READY's (I2C);
 - ready: from exec to READY=1, the first frame sent by the full stack (after the first
   stage, where there is one: the service's whole path);
 - tap frame: from the release of AUCTION to its frame sent, the screen readied (median);
@@ -40,11 +40,16 @@ from pathlib import Path
 from cityunit.tools.bench.probe import FIRST_STAGE
 
 PROBE = Path(__file__).with_name("probe.py")
-KEYS = ("first_light_minstr", "ready_minstr", "tap_frame_minstr", "readying_wait_minstr",
-        "first_press_minstr", "hour_minstr", "first_hour_minstr")  # fmt: skip
+KEYS = ("first_light_minstr", "first_light_spi_minstr", "ready_minstr",
+        "tap_frame_minstr", "readying_wait_minstr", "first_press_minstr", "hour_minstr",
+        "first_hour_minstr")  # fmt: skip
 CONFIG = """\
 [state]
 dir = "{state}"
+"""
+SPI = """
+[display]
+interface = "spi"
 """
 
 
@@ -72,6 +77,8 @@ def count(tree: Path) -> dict[str, float]:
     figures = {"ready_minstr": _total(ready)}
     lit = ready.labels[:1] == ["first-light"]  # the count from exec to its first mark
     figures["first_light_minstr"] = ready.dumps[0] / 1e6 if lit else figures["ready_minstr"]
+    spi = _run("lit-alone", tree, SPI) if lit else None  # (the unit on SPI's bus: not counted)
+    figures["first_light_spi_minstr"] = spi.dumps[0] / 1e6 if spi else figures["ready_minstr"]
     session = _run("session", tree)
     figures["tap_frame_minstr"] = statistics.median(_windows(session, "tap"))
     figures["readying_wait_minstr"] = max(_windows(session, "readying"))
@@ -89,16 +96,16 @@ class Counted:
         self.dumps, self.labels = dumps, labels
 
 
-def _run(scenario: str, tree: Path) -> Counted:
+def _run(scenario: str, tree: Path, display: str = "") -> Counted:
     with tempfile.TemporaryDirectory(prefix="cityunit-count-") as tmp:
         folder = Path(tmp)
         config = folder / "config.toml"
-        config.write_text(CONFIG.format(state=folder / "state"))
+        config.write_text(CONFIG.format(state=folder / "state") + display)
         labels = folder / "labels"
         labels.touch()
         (folder / "state").mkdir()
         (folder / "dev").mkdir()  # the first stage's GPIO chip and I2C bus (probe.Ioctl)
-        for name in ("gpiochip0", "i2c-1"):
+        for name in ("gpiochip0", "i2c-1", "spidev0.0"):
             (folder / "dev" / name).touch()
         paths = {sysconfig.get_path("purelib"), sysconfig.get_path("platlib")}
         env = {key: value for key, value in os.environ.items()
@@ -112,7 +119,7 @@ def _run(scenario: str, tree: Path) -> Counted:
         )  # fmt: skip  (a set's order, the same each run)
         probe = [sys.executable, "-S", "-c", "import probe; probe.main()"]
         arguments = [str(tree), str(config), str(labels)]
-        if scenario == "ready" and (tree / FIRST_STAGE).exists():
+        if scenario in ("ready", "lit-alone") and (tree / FIRST_STAGE).exists():
             _keep([*probe, "keep", *arguments], env, folder)
         out = folder / "callgrind.out"
         command = [

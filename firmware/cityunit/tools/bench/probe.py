@@ -83,22 +83,16 @@ def entry() -> None:
 
 def drop_the_bus() -> None:
     """smbus2's bus, which luma opens on the Pi's I2C port, made to drop what it is sent."""
-    import smbus2
+    kernel().drop_i2c()
 
-    class Dropped:
-        def __init__(self, *args: object, **kwargs: object) -> None:
-            pass
 
-        def write_i2c_block_data(self, *args: object) -> None:
-            pass
-
-        def i2c_rdwr(self, *args: object) -> None:
-            pass
-
-        def close(self) -> None:
-            pass
-
-    setattr(smbus2, "SMBus", Dropped)  # noqa: B010 (a class mypy knows, replaced)
+def kernel() -> Any:
+    """kernel.py, beside this file, imported top-level as this module is."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    try:
+        return __import__("kernel")
+    finally:
+        del sys.path[0]
 
 
 def when_ready(then) -> None:  # type: ignore[no-untyped-def]
@@ -117,26 +111,12 @@ def when_ready(then) -> None:  # type: ignore[no-untyped-def]
 def ready() -> None:
     """From exec to READY, the first frame on the bus: the process ends there. A tree
     with a first stage starts as its service's launcher does (systemd/start): the first
-    light (a window, marked as soon as it is lit), then the unit. The GPIO chip and the
-    bus are files in the run's folder (DEV), their ioctls answered by kernel.Ioctl; the
-    probe's own set-up for the unit (the bus, READY's hook) comes after the first light."""
+    light (a window, marked as soon as it is lit), then the unit."""
     if not os.path.exists(os.path.join(TREE, FIRST_STAGE)):
         drop_the_bus()
         when_ready(lambda: os._exit(0))
         entry()
-    import fcntl  # (the first stage's own import, come first)
-
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    kernel = __import__("kernel")  # beside this file, top-level, as this module is
-    del sys.path[0]
-
-    sys.modules["fcntl"] = kernel.Ioctl(fcntl, DEV)
-    sys.argv = ["cityunit", "run", "--config", CONFIG, "--seed", "3"]
-    from cityunit.service.first_light import keepsake, light  # as systemd/start does
-
-    light(keepsake())
-    window("first-light")
-    mark()
+    first_light()
     drop_the_bus()
     when_ready(lambda: os._exit(0))
     from cityunit.display import glass  # (the unit's own import, come earlier)
@@ -144,6 +124,27 @@ def ready() -> None:
     glass.DEV = DEV  # (site.main(): the probe's paths are set already)
     command, name = find("cityunit.__main__:main")
     raise SystemExit(getattr(command, name)())
+
+
+def first_light() -> None:
+    """systemd/start's first stage, to its mark. The GPIO chip and the bus are files in
+    the run's folder (DEV), their ioctls answered by kernel.Ioctl; the probe's own set-up
+    for the unit (the bus, READY's hook) comes after it."""
+    import fcntl  # (the first stage's own import, come first)
+
+    sys.modules["fcntl"] = kernel().Ioctl(fcntl, DEV)
+    sys.argv = ["cityunit", "run", "--config", CONFIG, "--seed", "3"]
+    from cityunit.service.first_light import keepsake, light  # as systemd/start does
+
+    light(keepsake())
+    window("first-light")
+    mark()
+
+
+def lit_alone() -> None:
+    """The first light alone (the display on SPI): the process ends once it is lit."""
+    first_light()
+    os._exit(0)
 
 
 FIRST_STAGE = "firmware/cityunit/service/first_light.py"
@@ -156,6 +157,7 @@ def keep() -> None:
     import signal
 
     drop_the_bus()
+    kernel().drop_spi()  # (the display on SPI: lit-alone's)
     when_ready(lambda: os.kill(os.getpid(), signal.SIGTERM))
     from cityunit.display import glass
     from cityunit.service import keepsake
@@ -373,7 +375,9 @@ def main() -> None:
     sys.path[:] = [os.path.join(TREE, "firmware"), os.path.join(TREE, "sim"),
                    *(p for p in sys.path if p and os.path.abspath(p) != here)]  # fmt: skip
     sys.path += os.environ.get("CITYUNIT_PROBE_PATH", "").split(os.pathsep)
-    {"ready": ready, "keep": keep, "session": session, "hour": hour}[scenario]()
+    scenarios = {"ready": ready, "lit-alone": lit_alone, "keep": keep, "session": session,
+                 "hour": hour}  # fmt: skip
+    scenarios[scenario]()
 
 
 if __name__ == "__main__":
