@@ -26,8 +26,15 @@ log = logging.getLogger("cityunit")
 # What the libraries import at their own import and a unit never uses, with what of each
 # they take by name then: gpiozero's entry-point look-up (importlib.metadata with email,
 # zipfile and csv: only for a pin factory named by a string, and the unit hands gpiozero
-# its factory) and Pillow's EXIF names. 215 M instructions on the way to READY, here.
-UNUSED = {"importlib.metadata": ("entry_points",), "PIL.ExifTags": ()}
+# its factory), its averages of analog readings (statistics: the unit's inputs are
+# digital) and its RGB LED's colours (colorzero); Pillow's EXIF names. 215 M
+# instructions on the way to READY here for the first two, and 20 M for the next two.
+UNUSED = {
+    "importlib.metadata": ("entry_points",),
+    "PIL.ExifTags": (),
+    "statistics": ("mean", "median"),
+    "colorzero": ("Color",),
+}
 
 
 class Deferred(types.ModuleType):
@@ -41,7 +48,10 @@ class Deferred(types.ModuleType):
     _loading = threading.Lock()  # two threads' first uses: one imports, both get it
 
     def __init__(
-        self, spec: importlib.machinery.ModuleSpec, parent: types.ModuleType, calls: tuple[str, ...]
+        self,
+        spec: importlib.machinery.ModuleSpec,
+        parent: types.ModuleType | None,
+        calls: tuple[str, ...],
     ) -> None:
         super().__init__(spec.name)
         self.__spec__ = spec
@@ -49,7 +59,8 @@ class Deferred(types.ModuleType):
             self.__path__ = list(spec.submodule_search_locations)
         for call in calls:
             setattr(self, call, self._later(call))
-        setattr(parent, spec.name.rpartition(".")[2], self)
+        if parent is not None:
+            setattr(parent, spec.name.rpartition(".")[2], self)
 
     def _later(self, call: str) -> object:
         def called(*args: object, **kwargs: object) -> object:
@@ -77,8 +88,9 @@ def defer_unused() -> None:
     for name, calls in UNUSED.items():
         if name in sys.modules:
             continue
+        package = name.rpartition(".")[0]
         try:
-            parent = importlib.import_module(name.rpartition(".")[0])
+            parent = importlib.import_module(package) if package else None
         except ImportError:  # (no Pillow: the command says so itself, in its words)
             continue
         spec = importlib.machinery.PathFinder.find_spec(name, getattr(parent, "__path__", None))
