@@ -27,13 +27,16 @@ log = logging.getLogger("cityunit")
 # they take by name then: gpiozero's entry-point look-up (importlib.metadata with email,
 # zipfile and csv: only for a pin factory named by a string, and the unit hands gpiozero
 # its factory), its averages of analog readings (statistics: the unit's inputs are
-# digital) and its RGB LED's colours (colorzero); Pillow's EXIF names. 215 M
-# instructions on the way to READY here for the first two, and 20 M for the next two.
+# digital) and its RGB LED's colours (colorzero); luma's LED-backlight fades, which
+# take multiprocessing's Process at import (with pickle and socket); Pillow's EXIF names.
+# 215 M instructions on the way to READY here for the first two, 20 M for the next two,
+# and 10 M for multiprocessing.
 UNUSED = {
     "importlib.metadata": ("entry_points",),
     "PIL.ExifTags": (),
     "statistics": ("mean", "median"),
     "colorzero": ("Color",),
+    "multiprocessing": ("Process",),
 }
 
 
@@ -63,11 +66,15 @@ class Deferred(types.ModuleType):
             setattr(parent, spec.name.rpartition(".")[2], self)
 
     def _later(self, call: str) -> object:
+        """`call`, importing the module when called. A staticmethod (callable since
+        Python 3.10), so that a class keeping it as an attribute (luma's `self.Process`)
+        gets it unbound."""
+
         def called(*args: object, **kwargs: object) -> object:
             return getattr(self.loaded(), call)(*args, **kwargs)
 
         called.__name__ = call
-        return called
+        return staticmethod(called)
 
     def loaded(self) -> types.ModuleType:
         """The module itself, imported now if it is not yet."""
@@ -84,7 +91,10 @@ class Deferred(types.ModuleType):
 
 def defer_unused() -> None:
     """UNUSED's modules imported only if something uses them (nothing the unit does);
-    one that is imported already, or not there at all, is left as it is."""
+    one that is imported already, or not there at all, is left as it is. logging no
+    longer asks multiprocessing each record's process name (`%(processName)s`, which
+    the unit's lines do not show: the journal says the PID)."""
+    logging.logMultiprocessing = False
     for name, calls in UNUSED.items():
         if name in sys.modules:
             continue
