@@ -5,6 +5,7 @@ bytes on the bus, I2C or SPI) always ends up equal to the frame."""
 from __future__ import annotations
 
 import dataclasses
+import errno
 import random
 
 import pytest
@@ -12,6 +13,7 @@ from gpiozero import DigitalOutputDevice
 from gpiozero.pins.mock import MockFactory
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from luma.core.error import DeviceNotFoundError
 from luma.core.error import Error as LumaError
 from luma.core.interface.serial import i2c
 from luma.oled.device import sh1106, ssd1306, ssd1309
@@ -22,7 +24,9 @@ from cityunit.core.gestures import Button
 from cityunit.core.rules import Rules
 from cityunit.core.screens import HourEndScreen, HourScreen
 from cityunit.core.unit import Unit
+from cityunit.display import i2c as i2c_module
 from cityunit.display import oled, spi
+from cityunit.display.i2c import I2cDev
 from cityunit.display.oled import SH1106, SSD1306, SSD1309, LumaPanel, inverse, pages
 from cityunit.display.render import render
 from cityunit.display.spi import SpiDev
@@ -473,3 +477,34 @@ def test_a_screen_readied_before_another_frame_went_out_is_planned_again(kind, i
     panel.display(tick)
     panel.display(tap)
     assert bus.visible() == pages(tap)
+
+
+def test_i2c_dev_writes_each_call_as_one_transaction_with_luma_s_errors(
+    tmp_path, monkeypatch
+) -> None:
+    """The unit's I2C without smbus2: the address set once (I2C_SLAVE), each command and
+    each block of data one write, its control byte first, as luma's managed bus sends
+    them; a missing bus and a missing device are luma's errors, in its words."""
+    calls = []
+    monkeypatch.setattr(i2c_module.fcntl, "ioctl", lambda fd, op, arg: calls.append((op, arg)))
+    (tmp_path / "i2c-1").write_bytes(b"")
+    dev = I2cDev(1, 0x3C, tmp_path)
+    dev.command(0xAE, 0xD5, 0x80)
+    dev.data(list(range(256)) * 20)  # 5,120 bytes: two writes, 4,096 and 1,024
+    dev.cleanup()
+    dev.cleanup()
+    assert calls == [(0x0703, 0x3C)]
+    sent = (tmp_path / "i2c-1").read_bytes()
+    whole = bytes(range(256)) * 20
+    assert sent == b"\x00\xae\xd5\x80" + b"\x40" + whole[:4096] + b"\x40" + whole[4096:]
+    with pytest.raises(DeviceNotFoundError, match=r"I2C device not found: .*i2c-9"):
+        I2cDev(9, 0x3C, tmp_path)
+
+    def no_ack(fd: int, data: bytes) -> int:
+        raise OSError(errno.EREMOTEIO, "Remote I/O error")
+
+    dev = I2cDev(1, 0x3D, tmp_path)
+    monkeypatch.setattr(i2c_module.os, "write", no_ack)
+    with pytest.raises(DeviceNotFoundError, match="not found on address: 0x3D"):
+        dev.command(0xAF)
+    dev.cleanup()

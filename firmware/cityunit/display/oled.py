@@ -25,6 +25,7 @@ from PIL import Image
 from cityunit.config import Hardware
 from cityunit.display import glass
 from cityunit.display.glass import Write
+from cityunit.display.i2c import I2cDev
 from cityunit.display.spi import SpiDev, SpiPins
 
 Pages = list[bytes]  # display RAM, top page first: one byte per column, LSB at the top
@@ -289,7 +290,9 @@ class LumaPanel:
         from luma.core.interface.serial import i2c, spi
 
         p = self._hardware
-        if p.interface == "i2c":
+        if p.interface == "i2c" and self._bus is None:
+            return _Wire(I2cDev(p.i2c_port, p.i2c_address))
+        if p.interface == "i2c":  # an smbus stand-in (tests, the bench): luma's own
             return _Wire(i2c(bus=self._bus, port=p.i2c_port, address=p.i2c_address))
         gpio, bus = SpiPins(self._pins), SpiDev() if self._bus is None else self._bus
         reset: int | None = p.reset_pin

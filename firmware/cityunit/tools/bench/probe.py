@@ -117,7 +117,8 @@ def ready() -> None:
         when_ready(lambda: os._exit(0))
         entry()
     first_light()
-    drop_the_bus()
+    if not os.path.exists(os.path.join(TREE, OWN_I2C)):
+        drop_the_bus()  # (else the unit's own bus is DEV's file, its ioctls answered)
     when_ready(lambda: os._exit(0))
     from cityunit.display import glass  # (the unit's own import, come earlier)
 
@@ -148,15 +149,18 @@ def lit_alone() -> None:
 
 
 FIRST_STAGE = "firmware/cityunit/service/first_light.py"
+OWN_I2C = "firmware/cityunit/display/i2c.py"  # the unit's I2C without smbus2
 
 
 def keep() -> None:
     """Not counted: the tree's unit started and stopped cleanly once READY, as a service
     is, so that it keeps what its first stage reads at the next start (in STATE_DIRECTORY),
     the GPIO chip and the bus in the run's folder."""
+    import fcntl
     import signal
 
     drop_the_bus()
+    sys.modules["fcntl"] = kernel().Ioctl(fcntl, DEV)  # the unit's own I2C: DEV's file
     kernel().drop_spi()  # (the display on SPI: lit-alone's)
     when_ready(lambda: os.kill(os.getpid(), signal.SIGTERM))
     from cityunit.display import glass
