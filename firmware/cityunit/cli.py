@@ -158,7 +158,9 @@ def _add_tools(sub: Commands) -> None:
 def main(argv: list[str] | None = None, early: list[int] | None = None) -> int:
     """The command line; `early`, from cityunit/__main__.py, holds the stop signals caught
     before this was imported (None: the caller left the signals alone)."""
-    top = parser()
+    words = sys.argv[1:] if argv is None else argv
+    named = next((word for word in words if not word.startswith("-")), None)
+    top = parser(named)
     args, extra = top.parse_known_args(argv)
     if extra:  # said by the command's own parser, with its usage, not the top one's
         commands = next(a for a in top._actions if isinstance(a, argparse._SubParsersAction))
@@ -184,8 +186,10 @@ def main(argv: list[str] | None = None, early: list[int] | None = None) -> int:
     return command(args)
 
 
-def parser() -> argparse.ArgumentParser:
-    """Every command and its options."""
+def parser(command: str | None = None) -> argparse.ArgumentParser:
+    """Every command and its options; only `command`'s where it is one (its run needs no
+    other: the service's start, 6 M instructions the less), every one to say what is
+    not."""
     parser = argparse.ArgumentParser(
         prog="cityunit", description="The MONOPOLY CITY electronic unit, on a Raspberry Pi."
     )
@@ -194,7 +198,9 @@ def parser() -> argparse.ArgumentParser:
         "-v", "--verbose", action="store_true", help="log every LED and tone change"
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for add in (_add_run, _add_sim, _add_tools):
+    adders = {"run": _add_run, "sim": _add_sim, "bench": _add_tools, "doctor": _add_tools,
+              "console": _add_tools}  # fmt: skip
+    for add in {adders[command]} if command in adders else dict.fromkeys(adders.values()):
         add(sub)
     for parser_of in sub.choices.values():  # -v before or after the command, alike
         parser_of.add_argument(
