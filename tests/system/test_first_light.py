@@ -313,6 +313,24 @@ def test_the_keepsake_is_written_when_due_and_changed_and_a_full_card_stops_noth
     board.close()
 
 
+def test_the_first_keepsake_of_a_run_is_kept_soon_with_the_switch_off_too(tmp_path) -> None:
+    """OFF, no game is saved: the keepsake still comes FIRST_MS after the start (a pulled
+    plug later finds it), and not again until something changes or the stop."""
+    bus = controller("ssd1306", "i2c")
+    config = config_for(bus)
+    clock = VirtualClock()
+    board = Board(config, clock, pin_factory=mock_factory(), seed=5, state_dir=tmp_path,
+                  panel=LumaPanel(config.hardware, bus=bus))  # fmt: skip
+    keeper = keepsake.Keeper(board, tmp_path)
+    board.runtime.on_save = keeper.saved
+    board.runtime.pump()
+    board.runtime.advance_to(keepsake.FIRST_MS - 1, clock)
+    assert not keeper.path.exists() and not board.unit.power
+    board.runtime.advance_to(keepsake.FIRST_MS, clock)
+    assert keeper.path.exists()
+    board.close()
+
+
 def test_the_first_stage_imports_nothing_but_builtins_os_and_fcntl() -> None:
     code = ("import sys, os, fcntl; before = set(sys.modules);"
             " from cityunit.service import first_light; print(sorted(set(sys.modules) - before))")  # fmt: skip

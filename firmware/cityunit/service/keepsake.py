@@ -58,6 +58,8 @@ class Keeper:
         self._due = board.clock.now_ms() + FIRST_MS
         self._kept: bytes | None = None
         self._trouble: str | None = None
+        # The first, due whether or not a game is saved then (with the switch OFF, none is).
+        board.runtime.later(self._due, lambda at: self.saved(at, final=False))
 
     def saved(self, now: int, final: bool) -> None:
         """A save was handed over (the runtime's `on_save`; `final`, the stop's): the
