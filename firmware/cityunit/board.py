@@ -43,7 +43,8 @@ if TYPE_CHECKING:
 
     from PIL import Image
 
-    from cityunit.display.oled import Lit, LumaPanel
+    from cityunit.display.glass import Lit
+    from cityunit.display.oled import LumaPanel
     from cityunit.web.hands import Hands
     from cityunit.web.server import Page
 

@@ -160,7 +160,8 @@ def main(argv: list[str] | None = None, early: list[int] | None = None) -> int:
     before this was imported (None: the caller left the signals alone)."""
     words = sys.argv[1:] if argv is None else argv
     named = next((word for word in words if not word.startswith("-")), None)
-    top = parser(named)
+    asked = named is None or any(w in ("-h", "--help") for w in words[: words.index(named)])
+    top = parser(None if asked else named)  # `cityunit -h run`: the whole list
     args, extra = top.parse_known_args(argv)
     if extra:  # said by the command's own parser, with its usage, not the top one's
         commands = next(a for a in top._actions if isinstance(a, argparse._SubParsersAction))

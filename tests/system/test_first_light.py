@@ -116,16 +116,42 @@ class Kernel:
         self.dc = self.levels.get(24, 0)
 
     def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        class Os:
-            O_RDWR, O_WRONLY, O_CLOEXEC = os.O_RDWR, os.O_WRONLY, os.O_CLOEXEC
-            open, write, close = self.os_open, self.os_write, self.os_close
+        kernel = self
+
+        class Os:  # the devices modelled; the keepsake and the config real files
+            def __getattr__(self, name: str) -> object:
+                return getattr(os, name)
+
+            def open(self, path: str, flags: int, mode: int = 0o777) -> int:
+                if path.startswith("/dev/"):
+                    return kernel.os_open(path, flags)
+                return os.open(path, flags, mode)
+
+            def write(self, fd: int, data: bytes) -> int:
+                return kernel.os_write(fd, data) if fd in kernel.open else os.write(fd, data)
+
+            def close(self, fd: int) -> None:
+                kernel.os_close(fd) if fd in kernel.open else os.close(fd)
 
         class Fcntl:
             ioctl = self.ioctl
 
-        monkeypatch.setattr(first_light, "os", Os)
+        monkeypatch.setattr(first_light, "os", Os())
         monkeypatch.setattr(first_light, "fcntl", Fcntl)
         monkeypatch.setattr(first_light, "LIT", first_light.Lit())
+
+
+def config_file(tmp_path: Path) -> tuple[str, int, int, int]:
+    """The config file the unit read (as run.py stats it): ARGV names it."""
+    path = tmp_path / "config.toml"
+    if not path.exists():
+        path.write_text("# the defaults\n")
+    status = path.stat()
+    return (str(path), status.st_ino, status.st_size, status.st_mtime_ns)
+
+
+def argv(tmp_path: Path) -> list[str]:
+    return ["cityunit", "run", "--config", str(tmp_path / "config.toml"), "--or-last-good"]
 
 
 def kept_by_a_unit(tmp_path: Path, config: Config, switch_on: bool, bus: Controller) -> Path:
@@ -137,8 +163,8 @@ def kept_by_a_unit(tmp_path: Path, config: Config, switch_on: bool, bus: Control
     clock = VirtualClock()
     board = Board(config, clock, pin_factory=factory, seed=5, state_dir=tmp_path,
                   panel=LumaPanel(config.hardware, bus=bus, pins=bus.pins))  # fmt: skip
-    keeper = keepsake.Keeper(board, tmp_path)
-    board.runtime.on_save = keeper.saved
+    keeper = keepsake.Keeper(board, tmp_path, config_file(tmp_path))
+    board.runtime.on_save = board.attach(keeper).saved
     board.runtime.pump()
     board.runtime.advance_to(61_000, clock)  # a minute of play, if ON
     board.close()
@@ -172,7 +198,7 @@ def test_first_light_shows_the_kept_screen_and_the_unit_takes_it_over_without_a_
     kernel = Kernel(glass, switch_on)
     kernel.install(monkeypatch)
 
-    lit = first_light.light(str(path))
+    lit = first_light.light(str(path), argv(tmp_path))
 
     assert lit.switch is switch_on and lit.glass is not None
     assert glass.on and not glass.inverted
@@ -183,26 +209,28 @@ def test_first_light_shows_the_kept_screen_and_the_unit_takes_it_over_without_a_
     kept = marshal.loads(path.read_bytes())
     assert kept["pages"][switch_on] == lit.glass[2]
     assert (SWITCH,) in [r[0] for r in kernel.requests], "the switch read"
-    led = [r for r in kernel.requests if r[0] == (LED,)]
-    assert led and led[0][2] == 1, "the LED lit, held until the unit takes it"
+    assert (LED,) not in [r[0] for r in kernel.requests], "dark at the unit's start"
     held = len(kernel.held)
-    assert held == (2 if interface == "spi" else 1), "the LED's line (and DC, RST) held"
+    assert held == (1 if interface == "spi" else 0), "DC and RST held"
     lit.release()
     assert kernel.held == {}, "every line given back before gpiozero claims it"
 
-    # The unit takes over: no init of its own, no DISPLAYOFF, the first frame a diff.
+    # The unit takes over with no DISPLAYOFF: on I2C nothing sent, the first frame a
+    # diff; on SPI (RST may have floated meanwhile) the init again and a whole frame.
     offs: list[int] = []
     single = glass._single
     glass._single = lambda byte: (offs.append(byte) if byte == 0xAE else None, single(byte))[1]
     before = glass.wire_bytes
     panel = LumaPanel(config.hardware, bus=glass, pins=glass.pins, lit=lit.glass)
     panel.start()
-    assert glass.wire_bytes == before and glass.visible() == memory, "nothing sent at start"
+    assert glass.visible() == memory, "still the frame first light put there"
+    assert (glass.wire_bytes == before) is (interface == "i2c"), "I2C: nothing sent at start"
     image = Image.new("1", (128, 64))
     image.paste(1, (10, 10, 20, 20))
     panel.display(image)
     assert glass.visible() == pages(image) and offs == [], "no dark frame between"
-    assert panel.sent < WHOLE[kind, interface], "a diff from what first light left"
+    if interface == "i2c":
+        assert panel.sent < WHOLE[kind, interface], "a diff from what first light left"
 
 
 def test_the_switch_chooses_the_frame_and_an_unread_switch_shows_off(tmp_path, monkeypatch) -> None:
@@ -213,14 +241,30 @@ def test_the_switch_chooses_the_frame_and_an_unread_switch_shows_off(tmp_path, m
     kernel = Kernel(controller("ssd1306", "i2c"))
     del kernel.files[CHIP]  # no GPIO chip: the glass still lit, with OFF's frame
     kernel.install(monkeypatch)
-    lit = first_light.light(str(path))
+    lit = first_light.light(str(path), argv(tmp_path))
     assert lit.switch is None and lit.glass is not None
     assert lit.glass[2] == kept["pages"][False]
 
 
 @pytest.mark.parametrize(
     "damage",
-    ["missing", "empty", "garbage", "other format", "no bus", "bus refuses", "no display"],
+    [
+        "missing",
+        "empty",
+        "garbage",
+        "other format",
+        "no bus",
+        "bus refuses",
+        "no display",
+        "no keys",
+        "wrong types",
+        "short frame",
+        "a link",
+        "a fifo",
+        "too big",
+        "config edited",
+        "another config",
+    ],
 )
 def test_what_the_first_stage_cannot_do_is_skipped_and_the_unit_starts_as_before(
     tmp_path, monkeypatch, damage
@@ -245,12 +289,33 @@ def test_what_the_first_stage_cannot_do_is_skipped_and_the_unit_starts_as_before
     elif damage == "no display":
         path.write_bytes(marshal.dumps({**kept, "bus": ("spi", "/dev/spidev0.0", 1, 24, 25),
                                         "chip": None}))  # fmt: skip
+    elif damage == "no keys":
+        path.write_bytes(marshal.dumps({"format": first_light.FORMAT, "config": kept["config"]}))
+    elif damage == "wrong types":
+        path.write_bytes(marshal.dumps({**kept, "frames": {False: 7}, "bus": 5, "led": "x"}))
+    elif damage == "short frame":
+        path.write_bytes(marshal.dumps({**kept, "pages": {False: b"\xff" * 10}}))
+    elif damage == "a link":
+        os.replace(path, tmp_path / "elsewhere")
+        path.symlink_to(tmp_path / "elsewhere")
+    elif damage == "a fifo":
+        path.unlink()
+        os.mkfifo(path)  # would hang a plain open() and read()
+    elif damage == "too big":
+        path.write_bytes(path.read_bytes() + bytes(70_000))
+    elif damage == "config edited":
+        (tmp_path / "config.toml").write_text("[pins]\nled = 12\n")
     kernel.install(monkeypatch)
-    lit = first_light.light(str(path))
-    assert lit.glass is None
-    assert lit.switch is (
-        None if damage in ("missing", "empty", "garbage", "other format", "no display") else False
-    )
+    given = argv(tmp_path)
+    if damage == "another config":
+        given[given.index("--config") + 1] = "/etc/cityunit/config.toml"
+    lit = first_light.light(str(path), given)
+    if damage == "short frame":  # lit, but the unit will not take a memory it cannot be
+        assert lit.glass is not None and len(lit.glass[2]) == 10
+    else:
+        assert lit.glass is None
+    read = ("no bus", "bus refuses", "short frame", "wrong types")
+    assert lit.switch is (False if damage in read else None)
     lit.release()
     # The unit then starts as it always did: its init, and a whole first frame.
     glass.unplugged = False
@@ -261,6 +326,34 @@ def test_what_the_first_stage_cannot_do_is_skipped_and_the_unit_starts_as_before
     assert panel.sent == WHOLE["ssd1306", "i2c"] + 3, "whole, and the glass lit"
 
 
+@pytest.mark.parametrize("lit", [False, True])
+def test_the_led_is_lit_only_where_the_unit_lights_it_and_only_on_a_plain_line(
+    tmp_path, monkeypatch, lit
+) -> None:
+    """At its start the unit's LED is dark (OFF, or an hour resumed), so first light
+    leaves it; where it is lit (GAME OVER resumed), the stage lights it, on a line the
+    config makes a plain GPIO. One on the PWM hardware is never requested: its pin has
+    that function, which a line request would take from it."""
+    bus = controller("ssd1306", "i2c")
+    plain = dataclasses.replace(config_for(bus).hardware, led_pwm=False)
+    config = dataclasses.replace(config_for(bus), hardware=plain)
+    path = kept_by_a_unit(tmp_path, config, False, controller("ssd1306", "i2c"))
+    kept = marshal.loads(path.read_bytes())
+    assert kept["led"] == LED and kept["lit"] == {False: False, True: False}
+    path.write_bytes(marshal.dumps({**kept, "lit": {False: lit, True: lit}}))
+    kernel = Kernel(controller("ssd1306", "i2c"))
+    kernel.install(monkeypatch)
+    first_light.light(str(path), argv(tmp_path))
+    assert (
+        ((LED,), first_light.OUTPUT, 1) in kernel.requests
+        if lit
+        else kernel.requests == [((SWITCH,), first_light.INPUT | first_light.PULL_UP, None)]
+    )
+    (tmp_path / "pwm").mkdir()
+    pwm = kept_by_a_unit(tmp_path / "pwm", config_for(bus), False, controller("ssd1306", "i2c"))
+    assert marshal.loads(pwm.read_bytes())["led"] is None, "the PWM hardware's: never"
+
+
 def test_a_panel_configured_otherwise_than_kept_starts_afresh(tmp_path, monkeypatch) -> None:
     """Another controller since (another init), or another address: the unit's own
     init, as without first light."""
@@ -269,7 +362,7 @@ def test_a_panel_configured_otherwise_than_kept_starts_afresh(tmp_path, monkeypa
     for change in ({"driver": "sh1106"}, {"i2c_address": 0x3D}):
         glass = controller("ssd1306", "i2c")
         Kernel(glass).install(monkeypatch)
-        lit = first_light.light(str(path))
+        lit = first_light.light(str(path), argv(tmp_path))
         assert lit.glass is not None
         hardware = dataclasses.replace(bus.hardware, **change)
         panel = LumaPanel(hardware, bus=glass, lit=lit.glass)
@@ -288,8 +381,8 @@ def test_the_keepsake_is_written_when_due_and_changed_and_a_full_card_stops_noth
     clock = VirtualClock()
     board = Board(config, clock, pin_factory=factory, seed=5, state_dir=tmp_path,
                   panel=LumaPanel(config.hardware, bus=bus))  # fmt: skip
-    keeper = keepsake.Keeper(board, tmp_path)
-    board.runtime.on_save = keeper.saved
+    keeper = keepsake.Keeper(board, tmp_path, config_file(tmp_path))
+    board.runtime.on_save = board.attach(keeper).saved
     writes: list[int] = []
     save = keepsake.save_atomic
     monkeypatch.setattr(keepsake, "save_atomic", lambda p, d: (writes.append(clock.now_ms()),
@@ -297,6 +390,7 @@ def test_the_keepsake_is_written_when_due_and_changed_and_a_full_card_stops_noth
     board.runtime.pump()
     for t in range(1_000, 181_000, 1_000):  # three minutes of play, a save every 5 s
         board.runtime.advance_to(t, clock)
+        keeper.flush()  # (each write in its turn: the times below are the clock's)
     assert writes[0] >= keepsake.FIRST_MS and len(writes) == 3, writes
     assert all(b - a >= keepsake.EVERY_MS for a, b in itertools.pairwise(writes))
 
@@ -307,6 +401,7 @@ def test_the_keepsake_is_written_when_due_and_changed_and_a_full_card_stops_noth
     caplog.set_level(logging.WARNING)
     for t in range(181_000, 311_000, 1_000):
         board.runtime.advance_to(t, clock)
+        keeper.flush()
     said = [r.getMessage() for r in caplog.records if "first-light" in r.getMessage()]
     assert said == [f"{keeper.path}: not kept: No space left on device"], "said once"
     assert board.unit.power and board.display is not None and board.display.up
@@ -321,13 +416,13 @@ def test_the_first_keepsake_of_a_run_is_kept_soon_with_the_switch_off_too(tmp_pa
     clock = VirtualClock()
     board = Board(config, clock, pin_factory=mock_factory(), seed=5, state_dir=tmp_path,
                   panel=LumaPanel(config.hardware, bus=bus))  # fmt: skip
-    keeper = keepsake.Keeper(board, tmp_path)
-    board.runtime.on_save = keeper.saved
+    keeper = keepsake.Keeper(board, tmp_path, config_file(tmp_path))
+    board.runtime.on_save = board.attach(keeper).saved
     board.runtime.pump()
     board.runtime.advance_to(keepsake.FIRST_MS - 1, clock)
     assert not keeper.path.exists() and not board.unit.power
     board.runtime.advance_to(keepsake.FIRST_MS, clock)
-    assert keeper.path.exists()
+    assert keeper.flush() and keeper.path.exists()
     board.close()
 
 

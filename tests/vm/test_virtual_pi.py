@@ -114,8 +114,10 @@ def test_the_installer_runs_offline_from_a_clone(pi: VirtualPi) -> None:
     pi.run("test -c /dev/i2c-1")
     assert pi.run("cat /sys/module/vpi_i2c/parameters/baudrate").stdout.strip() == "100000"
     assert pi.run("test -e /sys/class/pwm/pwmchip0", check=False).returncode != 0
-    # The console on the guest's second serial port, for the tests that follow.
+    # The console on the guest's second serial port, for the tests that follow; the unit
+    # restarted on it, so that its first light is kept for the config as it is now.
     edit_config(pi, console__port='"/dev/ttyS1"')
+    pi.sudo("systemctl restart cityunit")
 
 
 @pytest.mark.trixie

@@ -18,6 +18,7 @@ from cityunit.config import Hardware
 Write = tuple[str, tuple[Any, ...]]  # as luma's driver makes it: ("command" or "data", args)
 Bus = tuple[Any, ...]  # ("i2c", device, address) or ("spi", device, hz, DC, RST)
 Keepsake = tuple[Bus, tuple[bytes, ...], tuple[bytes, ...], bytes]  # bus, init, frame, memory
+Lit = tuple[Bus, tuple[bytes, ...], bytes]  # what the first stage lit: bus, init, memory
 DISPLAYOFF, DISPLAYON = 0xAE, 0xAF
 CONTROL = {"i2c": {"command": b"\x00", "data": b"\x40"},
            "spi": {"command": b"\x00", "data": b"\x01"}}  # fmt: skip

@@ -200,7 +200,6 @@ class SH1106(Windowed, sh1106):
 
 DRIVERS = {"ssd1306": SSD1306, "ssd1309": SSD1309, "sh1106": SH1106}
 Plan = tuple[int, Pages, bool, list[Block]]  # bytes on the bus, memory, inverted, writes
-Lit = tuple[glass.Bus, tuple[bytes, ...], bytes]  # the first stage's: bus, init, memory
 
 
 class _Wire:
@@ -240,12 +239,11 @@ class LumaPanel:
     """
 
     def __init__(
-        self, hardware: Hardware, bus: Any = None, pins: Any = None, lit: Lit | None = None
+        self, hardware: Hardware, bus: Any = None, pins: Any = None, lit: glass.Lit | None = None
     ) -> None:
         self._hardware = hardware
-        # What the service's first stage put on the glass, taken over at the first start
-        # if it is this panel's bus and init: luma's init is not sent, no DISPLAYOFF
-        # blinks, and the first frame is a diff from that memory.
+        # What the service's first stage lit, taken over at the first start if it is this
+        # panel's bus and init: no init, no DISPLAYOFF, the first frame a diff from it.
         self._first_light = lit if lit is not None and lit[0] == glass.bus(hardware) else None
         self._bus = bus  # an smbus or spidev stand-in (tests); None: the Pi's port
         self._pins = pins  # SPI's DC and RST: a gpiozero pin factory; None: gpiozero's own
@@ -276,10 +274,20 @@ class LumaPanel:
             self._device.transaction = OVERHEAD[self._hardware.interface]
             self._init = glass.setup(recorded)
         lit, self._first_light = self._first_light, None
-        if lit is not None and lit[1] == glass.lit_init(self._hardware.interface, self._init):
-            width = self._device.width
-            self._ram = [lit[2][at : at + width] for at in range(0, len(lit[2]), width)]
-            self._inverted, self._lit = False, True
+        interface, device = self._hardware.interface, self._device
+        if lit is not None and lit[1] == glass.lit_init(interface, self._init):
+            memory, width = lit[2], device.width
+            if isinstance(memory, bytes) and len(memory) == width * device.height // 8:
+                self._ram = [memory[at : at + width] for at in range(0, len(memory), width)]
+                self._inverted, self._lit = False, True
+                if interface == "i2c":
+                    return
+            # SPI's RST floated from the stage's release to its claim (a kernel may free
+            # lines as inputs, pulled down): the init again less DISPLAYOFF, a whole
+            # frame, DISPLAYON: no blink where nothing was reset, a repair where it was.
+            self._ram, self._lit = None, False
+            for write in lit[1]:
+                self._wire.serial.command(*write[1:])
             return
         # The init leaves the glass dark and normal, its memory unknown (noise at power-on).
         self._ram, self._inverted, self._lit = None, False, False

@@ -1,16 +1,18 @@
 """First light: the service's first instants, before anything heavy is imported.
 
 The whole unit takes a Pi Zero about a second of CPU to import and start. Before any of
-it, this stage, which imports nothing but builtins, os and fcntl, reads the switch,
-lights the LED and puts on the glass the frame the unit is about to show, in a few
-million instructions from exec (docs/performance.md). The service's launcher
-(systemd/start) runs it under `python -S`, then adds site's paths and runs the unit.
+it, this stage, which imports nothing but builtins, os, fcntl and marshal, reads the
+switch and puts on the glass the frame the unit is about to show (and lights the LED
+where the unit would), in a few million instructions from exec (docs/performance.md).
+The service's launcher (systemd/start) runs it under `python -S`, then adds site's paths
+and runs the unit.
 
-What to do was kept by the unit itself beside its saved game (service/keepsake.py): the
-lines of the switch and the LED, the display's bus, luma's init sequence without its
-DISPLAYOFF, and each switch position's whole frame as the very bytes each write puts on
-the bus. Anything that cannot be done (no keepsake, no device, a wrong bus) is skipped,
-silently: the unit then starts as it would without this stage. What was done is left in
+What to do was kept by the unit itself beside its saved game (service/keepsake.py), for
+the config file as it was then (edited since, the keepsake is not used): the lines of the
+switch and the LED, the display's bus, luma's init sequence without its DISPLAYOFF, and
+each switch position's whole frame as the very bytes each write puts on the bus.
+Anything that cannot be done (no keepsake, a damaged one, no device, a wrong bus) is
+skipped, silently: the unit then starts as it would without this stage. What was done is left in
 `LIT` for the unit: the lines it still holds (released before gpiozero claims them), and
 what the glass shows, so that luma sends no DISPLAYOFF and the first frame is a diff.
 """
@@ -22,8 +24,9 @@ import os
 TYPE_CHECKING = False  # typing's own costs more than this whole stage (mypy reads it so)
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import Any
 
-FORMAT = 1  # the keepsake's layout: one the unit wrote for another is not read
+FORMAT = 2  # the keepsake's layout: one the unit wrote for another is not read
 NAME = "first-light"  # in the service's StateDirectory
 
 # linux/gpio.h, the character device's v2 interface
@@ -94,20 +97,12 @@ def read_switch(chip: str, line: int) -> bool:
     return not values[0] & 1
 
 
-def light_led(chip: str | None, kind: str, where: str, period: int) -> None:
-    """The LED lit fully: a PWM channel left exported (its files only: a channel exported
-    now is the gpio group's only once udev has run, a second or more into a boot, so at a
-    boot the LED on the PWM hardware waits for the unit), or a GPIO line, held high until
-    the unit takes it."""
-    if kind == "pwm":
-        for name, value in (("period", period), ("duty_cycle", period), ("enable", 1)):
-            fd = os.open(f"{where}/{name}", os.O_WRONLY | os.O_CLOEXEC)
-            try:
-                os.write(fd, str(value).encode())
-            finally:
-                os.close(fd)
-    elif chip is not None:
-        LIT.held.append(request(chip, (int(where),), OUTPUT, 1))
+def light_led(chip: str, line: int) -> None:
+    """The LED lit, its line held high until the unit takes it: only an LED the config
+    puts on a plain GPIO line (one on the PWM hardware is another function of its pin,
+    which a line request would take from it), and only where the unit lights it at its
+    start (the keepsake says so for each position of the switch)."""
+    LIT.held.append(request(chip, (line,), OUTPUT, 1))
 
 
 def send_i2c(device: str, address: int, writes: tuple[bytes, ...]) -> None:
@@ -125,13 +120,12 @@ def send_spi(
     device: str, hz: int, chip: str, dc: int, reset: int, writes: tuple[bytes, ...]
 ) -> None:
     """Each write a transfer, DC low for a command and high for data (the write's first
-    byte says which; it is not sent), after a reset pulse where RST is wired (the glass
-    is dark at a start: the unit blanks it at every stop). DC and RST are held until the
-    unit takes them, RST high."""
-    lines = (dc,) if reset < 0 else (dc, reset)
-    held = request(chip, lines, OUTPUT, 0)
+    byte says which; it is not sent), after a reset pulse (the glass is dark at a start:
+    the unit blanks it at every stop). DC and RST are held until the unit takes them, RST
+    high."""
+    held = request(chip, (dc, reset), OUTPUT, 0)
     LIT.held.append(held)
-    mask = (1 << len(lines)) - 1
+    mask = 3
     fd = os.open(device, os.O_RDWR | os.O_CLOEXEC)
     try:
         fcntl.ioctl(fd, SPI_SPEED, _word(hz, 4))
@@ -143,32 +137,6 @@ def send_spi(
             os.write(fd, write[1:])
     finally:
         os.close(fd)
-
-
-def light(path: str) -> Lit:
-    """Everything the keepsake at `path` says, each part done if it can be: `LIT`."""
-    try:
-        with open(path, "rb") as file:
-            kept = marshal.loads(file.read())
-        if kept["format"] != FORMAT:
-            return LIT
-    except Exception:  # none, or not ours: the unit does it all, as before
-        return LIT
-    chip, switch, led, bus = kept["chip"], kept["switch"], kept["led"], kept["bus"]
-    if chip is not None and switch is not None:
-        read = attempt(read_switch, chip, switch)
-        LIT.switch = None if read is FAILED else bool(read)
-    on = bool(LIT.switch)  # unread: OFF's frame, which the unit's first frame follows
-    writes, sent = kept["frames"][on], FAILED
-    if bus[0] == "i2c":
-        sent = attempt(send_i2c, bus[1], bus[2], writes)
-    elif chip is not None:
-        sent = attempt(send_spi, bus[1], bus[2], chip, bus[3], bus[4], writes)
-    if sent is not FAILED:
-        LIT.glass = (bus, kept["init"], kept["pages"][on])
-    if led is not None:  # after the glass, which says more
-        attempt(light_led, chip, *led)
-    return LIT
 
 
 FAILED = object()
@@ -183,6 +151,59 @@ def attempt(step: "Callable[..., object]", *args: object) -> object:
         return FAILED
 
 
+def read(path: str) -> "dict[str, Any]":
+    """The keepsake: a regular file of the service's own, 64 KiB at most (a link, a FIFO
+    or a device there is refused before it can hang or flood the start)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        status = os.fstat(fd)
+        if status.st_mode & 0o170000 != 0o100000 or status.st_size > 65536:
+            raise ValueError(path)
+        kept = marshal.loads(os.read(fd, 65537))
+    finally:
+        os.close(fd)
+    if kept["format"] != FORMAT:
+        raise ValueError(kept["format"])
+    return kept  # type: ignore[no-any-return]
+
+
+def same_config(kept: tuple[str, int, int, int], argv: list[str]) -> bool:
+    """Whether the unit starts with the config file the keepsake was kept with, as it
+    was: another file, or the same edited since, may name other pins and another bus."""
+    given = argv[argv.index("--config") + 1] if "--config" in argv else None
+    status = os.stat(kept[0])
+    return given == kept[0] and (status.st_ino, status.st_size, status.st_mtime_ns) == kept[1:]
+
+
+def light(path: str, argv: list[str]) -> Lit:
+    """Everything the keepsake at `path` says, for the unit started with `argv`, each part
+    done if it can be: `LIT`. A keepsake of any shape, or none, never stops the start."""
+    try:
+        kept = read(path)
+        if not same_config(kept["config"], argv):
+            return LIT
+        chip, bus, frames, pages = kept["chip"], kept["bus"], kept["frames"], kept["pages"]
+        if chip is not None and kept["switch"] is not None:
+            closed = attempt(read_switch, chip, kept["switch"])
+            LIT.switch = None if closed is FAILED else bool(closed)
+        on = bool(LIT.switch)  # unread: OFF's frame, which the unit's first frame follows
+        writes, memory, sent = frames[on], pages[on], FAILED
+        if not isinstance(memory, bytes) or not all(isinstance(w, bytes) for w in writes):
+            return LIT
+        if bus[0] == "i2c":
+            sent = attempt(send_i2c, bus[1], bus[2], writes)
+        elif chip is not None:
+            sent = attempt(send_spi, bus[1], bus[2], chip, bus[3], bus[4], writes)
+        if sent is not FAILED:
+            LIT.glass = (bus, kept["init"], memory)
+        if chip is not None and kept["led"] is not None and kept["lit"][on]:
+            attempt(light_led, chip, kept["led"])  # after the glass, which says more
+    except Exception:  # none, not ours, or damaged: the unit does it all, as before
+        pass
+    return LIT
+
+
 def keepsake() -> str:
-    """Where the unit keeps it: systemd's StateDirectory (the service's only)."""
-    return f"{os.environ.get('STATE_DIRECTORY', '/var/lib/cityunit')}/{NAME}"
+    """Where the unit keeps it: systemd's StateDirectory (its first, as the unit's)."""
+    state = os.environ.get("STATE_DIRECTORY", "").split(":")[0] or "/var/lib/cityunit"
+    return f"{state}/{NAME}"

@@ -4,10 +4,11 @@ each position of the switch the screen the unit will show then, as the writes th
 it on a dark glass. The screens are those of a unit booted from the game as saved now, so
 the unit's own first frame differs from first light's by no more than the time gone by.
 
-Kept soon after a start (not on the way to READY), at each clean stop, and with the saves
+Kept 5 s after a start (not on the way to READY), at each clean stop, and with the saves
 of a game at most once a minute: the hour's clock moves on the screen, and the card is
 not worn for it. Written whole (marshal: the stage reads it with builtins alone), and
-only when it changed.
+only when it changed. It is for the config file as the unit read it: edited since, the
+stage leaves it, and the unit keeps a new one.
 """
 
 from __future__ import annotations
@@ -16,17 +17,15 @@ import contextlib
 import logging
 import marshal
 import random
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-from luma.core.error import Error as LumaError
 
 from cityunit.core.unit import Unit
 from cityunit.display import glass
 from cityunit.display.oled import LumaPanel
 from cityunit.display.render import render
 from cityunit.loop.store import save_atomic
-from cityunit.parts.gpio import LED_HZ
 from cityunit.service.first_light import FORMAT, NAME
 
 if TYPE_CHECKING:
@@ -47,10 +46,15 @@ def gpio_chip(factory: Any) -> str | None:
 
 
 class Keeper:
-    """Writes the keepsake for one board, in `directory` (systemd's StateDirectory)."""
+    """Keeps the keepsake for one board in `directory` (systemd's StateDirectory), for
+    the config file `config` (its path, inode, size and mtime when the unit read it):
+    worked out on the loop thread, where the game and the panel are, and written (two
+    fsyncs) on a thread of its own, as the game is, the latest winning. `close()` (the
+    board's, after the stop's keepsake) waits for the last write."""
 
-    def __init__(self, board: Board, directory: Path) -> None:
+    def __init__(self, board: Board, directory: Path, config: tuple[str, int, int, int]) -> None:
         self._board = board
+        self._config = config
         self.path = directory / NAME
         for stale in directory.glob(f".{NAME}.*.tmp"):  # a killed writer's
             with contextlib.suppress(OSError):
@@ -58,6 +62,11 @@ class Keeper:
         self._due = board.clock.now_ms() + FIRST_MS
         self._kept: bytes | None = None
         self._trouble: str | None = None
+        self._cond = threading.Condition()
+        self._pending: bytes | None = None
+        self._busy = self._closed = False
+        self._thread = threading.Thread(target=self._write, name="keepsake", daemon=True)
+        self._thread.start()
         # The first, due whether or not a game is saved then (with the switch OFF, none is).
         board.runtime.later(self._due, lambda at: self.saved(at, final=False))
 
@@ -69,18 +78,47 @@ class Keeper:
         self._due = now + EVERY_MS
         try:
             data = self.keepsake(now)
-            if data is not None and data != self._kept:
-                save_atomic(self.path, data)
-                self._kept = data
-            trouble = None
-        except (OSError, LumaError) as e:
-            trouble = f"{self.path}: not kept: {getattr(e, 'strerror', None) or e}"
         except Exception:  # a bug, said with its traceback; the game is not its to stop
             log.exception("%s: not kept", self.path)
             return
-        if trouble != self._trouble:
-            self._trouble = trouble
-            log.warning("%s", trouble or f"{self.path}: kept again")
+        if data is not None and data != self._kept:
+            self._kept = data
+            with self._cond:
+                self._pending = data
+                self._cond.notify()
+
+    def _write(self) -> None:
+        while True:
+            with self._cond:
+                self._cond.wait_for(lambda: self._pending is not None or self._closed)
+                data, self._pending = self._pending, None
+                self._busy = data is not None
+            if data is None:
+                return
+            try:
+                save_atomic(self.path, data)
+                trouble = None
+            except OSError as e:
+                trouble = f"{self.path}: not kept: {e.strerror or e}"
+            if trouble != self._trouble:
+                self._trouble = trouble
+                log.warning("%s", trouble or f"{self.path}: kept again")
+            with self._cond:
+                self._busy = False
+                self._cond.notify_all()
+
+    def flush(self, timeout: float = 5.0) -> bool:
+        """Wait until what was handed over is written (or has failed)."""
+        with self._cond:
+            return self._cond.wait_for(lambda: self._pending is None and not self._busy, timeout)
+
+    def close(self) -> None:
+        """The last keepsake handed over is written, then the thread ends. Idempotent."""
+        self.flush()
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+        self._thread.join(5.0)
 
     def keepsake(self, now: int) -> bytes | None:
         """The keepsake as it stands now; None without a started OLED."""
@@ -90,21 +128,20 @@ class Keeper:
         if display is None or not display.up or not isinstance(panel, LumaPanel):
             return None
         saved = board.unit.saved()
-        frames, pages = {}, {}
+        frames, pages, lit = {}, {}, {}
         for on in (False, True):  # what a unit booted from this game shows first
             unit = Unit(board.config.rules, random.Random(0), now=now)
             unit.boot(on, saved, now)
-            bus, init, writes, memory = panel.first_light(render(*unit.snapshot().picture))
-            frames[on], pages[on] = init + writes, memory
-        pins, parts = board.config.pins, board.parts
+            snapshot = unit.snapshot()
+            bus, init, writes, memory = panel.first_light(render(*snapshot.picture))
+            frames[on], pages[on], lit[on] = init + writes, memory, snapshot.light.level > 0
+        config, parts = board.config, board.parts
         chip = gpio_chip(parts.factory)
-        channel = parts.channel("led")
-        led: tuple[str, str, int] | None = None
-        if channel is not None:
-            led = ("pwm", str(channel.path), 1_000_000_000 // LED_HZ)
-        elif chip is not None:
-            led = ("gpio", str(pins.led), 0)
+        # Only an LED on a plain GPIO line by the config: on the PWM hardware its pin has
+        # another function, which a line request would take from it.
+        plain = not (config.hardware.led_pwm and config.hardware.pwm_hardware)
         return marshal.dumps({
-            "format": FORMAT, "chip": chip, "switch": pins.power, "led": led, "bus": bus,
-            "init": init, "frames": frames, "pages": pages,
+            "format": FORMAT, "config": self._config, "chip": chip,
+            "switch": config.pins.power, "led": config.pins.led if plain else None,
+            "lit": lit, "bus": bus, "init": init, "frames": frames, "pages": pages,
         })  # fmt: skip

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
+import os
 import sys
 import warnings
 from collections.abc import Callable, Iterator
@@ -184,8 +185,18 @@ def _board(
             state_dir=state_dir(config), inbox=inbox, heartbeat=heartbeat,
             status=notifier.status, panel=configured_panel(config, lit=LIT.glass),
         )  # fmt: skip
-    if (kept := systemd_state_dir()) is not None:  # the next start's first light
-        from cityunit.service.keepsake import Keeper
+    if (kept := systemd_state_dir()) is not None and (read := _read(config)) is not None:
+        from cityunit.service.keepsake import Keeper  # the next start's first light
 
-        board.runtime.on_save = Keeper(board, kept).saved
+        board.runtime.on_save = board.attach(Keeper(board, kept, read)).saved
     return board, notifier
+
+
+def _read(config: Config) -> tuple[str, int, int, int] | None:
+    """The config file the unit plays with, as it is now (just read): its path as the
+    command line named it, inode, size and mtime. None for the built-in defaults."""
+    try:
+        status = os.stat(config.source)
+    except OSError:
+        return None
+    return (config.source, status.st_ino, status.st_size, status.st_mtime_ns)

@@ -137,7 +137,7 @@ def first_light() -> None:
     sys.argv = ["cityunit", "run", "--config", CONFIG, "--seed", "3"]
     from cityunit.service.first_light import keepsake, light  # as systemd/start does
 
-    light(keepsake())
+    light(keepsake(), sys.argv)
     window("first-light")
     mark()
 
