@@ -165,6 +165,51 @@ def _lock(directory: Path) -> int | None:
     return fd
 
 
+class Latest:
+    """A thread of its own that writes what it is handed, the latest winning: `write(data)`
+    runs there; a write (two fsyncs on a card) never holds the loop up. `flush` waits for
+    what was handed over; `close` lets the last be written, then ends the thread."""
+
+    def __init__(self, write: Callable[[bytes], None], name: str) -> None:
+        self._write = write
+        self._cond = threading.Condition()
+        self._pending: bytes | None = None
+        self._busy = self._closed = False
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread.start()
+
+    def hand(self, data: bytes) -> None:
+        with self._cond:
+            self._pending = data
+            self._cond.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                self._cond.wait_for(lambda: self._pending is not None or self._closed)
+                data, self._pending = self._pending, None
+                self._busy = data is not None
+            if data is None:
+                return
+            self._write(data)
+            with self._cond:
+                self._busy = False
+                self._cond.notify_all()
+
+    def flush(self, timeout: float = 5.0) -> bool:
+        """Wait until what was handed over is written (or has failed)."""
+        with self._cond:
+            return self._cond.wait_for(lambda: self._pending is None and not self._busy, timeout)
+
+    def close(self, timeout: float = 5.0) -> None:
+        """The last handed over is written, then the thread ends. Idempotent."""
+        self.flush(timeout)
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+        self._thread.join(timeout)
+
+
 class Saver:
     """Owns `dir/state.json`: locks the directory, reads the game back, and writes
     snapshots on a thread of its own, the latest one winning. With no directory (a
@@ -196,13 +241,8 @@ class Saver:
         self.trouble: str | None = None  # why the last save failed; None once one works
         self.on_trouble: Callable[[], None] = lambda: None  # told when `trouble` changes
         self._kept: bytes | None = None  # the game, with no directory to keep it in
-        self._cond = threading.Condition()
-        self._pending: bytes | None = None
-        self._busy = False
         self.closed = False
-        self._thread = threading.Thread(target=self._run, name="state-saver", daemon=True)
-        if threaded:
-            self._thread.start()
+        self._writer = Latest(self._written, "state-saver") if threaded else None
 
     def forget_trouble(self) -> None:
         """As a new process: a save that fails from now on is news again."""
@@ -228,12 +268,10 @@ class Saver:
         data = encode(game)
         if self.closed:
             log.error("%s: a game handed over after the saver closed, not saved", self.where)
-        elif not self.threaded:
+        elif self._writer is None:
             self._written(data)
         else:
-            with self._cond:
-                self._pending = data
-                self._cond.notify()
+            self._writer.hand(data)
 
     def _written(self, data: bytes) -> None:
         """One snapshot written, or the reason it could not be, said when it changes."""
@@ -255,24 +293,9 @@ class Saver:
         self.trouble = trouble
         self.on_trouble()
 
-    def _run(self) -> None:
-        while True:
-            with self._cond:
-                while self._pending is None and not self.closed:
-                    self._cond.wait()
-                if self._pending is None:
-                    return
-                data, self._pending = self._pending, None
-                self._busy = True
-            self._written(data)
-            with self._cond:
-                self._busy = False
-                self._cond.notify_all()
-
     def flush(self, timeout: float = 5.0) -> bool:
         """Wait until every snapshot handed over is written (or has failed)."""
-        with self._cond:
-            return self._cond.wait_for(lambda: self._pending is None and not self._busy, timeout)
+        return self._writer is None or self._writer.flush(timeout)
 
     def __enter__(self) -> Saver:
         return self
@@ -284,12 +307,9 @@ class Saver:
         """Every snapshot handed over is written, then the thread ends. Idempotent."""
         if self.closed:
             return
-        self.flush(timeout)
-        with self._cond:
-            self.closed = True
-            self._cond.notify_all()
-        if self.threaded:
-            self._thread.join(timeout)
+        self.closed = True
+        if self._writer is not None:
+            self._writer.close(timeout)
         if self.trouble is not None:  # the last word in the journal, for the next start
             log.error("%s: the game as it stood at the stop is not saved", self.where)
         if self._lock is not None:

@@ -17,7 +17,6 @@ import contextlib
 import logging
 import marshal
 import random
-import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +24,7 @@ from cityunit.core.unit import Unit
 from cityunit.display import glass
 from cityunit.display.oled import LumaPanel
 from cityunit.display.render import render
-from cityunit.loop.store import save_atomic
+from cityunit.loop.store import Latest, save_atomic
 from cityunit.service.first_light import FORMAT, NAME
 
 if TYPE_CHECKING:
@@ -62,11 +61,7 @@ class Keeper:
         self._due = board.clock.now_ms() + FIRST_MS
         self._kept: bytes | None = None
         self._trouble: str | None = None
-        self._cond = threading.Condition()
-        self._pending: bytes | None = None
-        self._busy = self._closed = False
-        self._thread = threading.Thread(target=self._write, name="keepsake", daemon=True)
-        self._thread.start()
+        self._writer = Latest(self._write, "keepsake")
         # The first, due whether or not a game is saved then (with the switch OFF, none is).
         board.runtime.later(self._due, lambda at: self.saved(at, final=False))
 
@@ -83,42 +78,26 @@ class Keeper:
             return
         if data is not None and data != self._kept:
             self._kept = data
-            with self._cond:
-                self._pending = data
-                self._cond.notify()
+            self._writer.hand(data)
 
-    def _write(self) -> None:
-        while True:
-            with self._cond:
-                self._cond.wait_for(lambda: self._pending is not None or self._closed)
-                data, self._pending = self._pending, None
-                self._busy = data is not None
-            if data is None:
-                return
-            try:
-                save_atomic(self.path, data)
-                trouble = None
-            except OSError as e:
-                trouble = f"{self.path}: not kept: {e.strerror or e}"
-            if trouble != self._trouble:
-                self._trouble = trouble
-                log.warning("%s", trouble or f"{self.path}: kept again")
-            with self._cond:
-                self._busy = False
-                self._cond.notify_all()
+    def _write(self, data: bytes) -> None:
+        """On the writer's thread: written, or why not, said when that changes."""
+        try:
+            save_atomic(self.path, data)
+            trouble = None
+        except OSError as e:
+            trouble = f"{self.path}: not kept: {e.strerror or e}"
+        if trouble != self._trouble:
+            self._trouble = trouble
+            log.warning("%s", trouble or f"{self.path}: kept again")
 
     def flush(self, timeout: float = 5.0) -> bool:
         """Wait until what was handed over is written (or has failed)."""
-        with self._cond:
-            return self._cond.wait_for(lambda: self._pending is None and not self._busy, timeout)
+        return self._writer.flush(timeout)
 
     def close(self) -> None:
-        """The last keepsake handed over is written, then the thread ends. Idempotent."""
-        self.flush()
-        with self._cond:
-            self._closed = True
-            self._cond.notify_all()
-        self._thread.join(5.0)
+        """The last keepsake handed over is written, then the thread ends."""
+        self._writer.close()
 
     def keepsake(self, now: int) -> bytes | None:
         """The keepsake as it stands now; None without a started OLED."""
