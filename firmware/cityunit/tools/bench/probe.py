@@ -82,8 +82,20 @@ def entry() -> None:
 
 
 def drop_the_bus() -> None:
-    """smbus2's bus, which luma opens on the Pi's I2C port, made to drop what it is sent."""
-    kernel().drop_i2c()
+    """The display's bus made to drop what it is sent: smbus2's, which luma opens on the
+    Pi's I2C port; or, for a tree whose unit has its own (display/i2c.py), the run's file
+    for it in DEV, its ioctls answered."""
+    if not os.path.exists(os.path.join(TREE, OWN_I2C)):
+        kernel().drop_i2c()
+        return
+    import fcntl
+
+    if not isinstance(fcntl, kernel().Ioctl):  # (the first stage's answers it already)
+        sys.modules["fcntl"] = kernel().Ioctl(fcntl, DEV)
+    from cityunit.display import glass, i2c
+
+    glass.DEV = DEV
+    setattr(i2c, "fcntl", sys.modules["fcntl"])  # noqa: B010 (a session imported it first)
 
 
 def kernel() -> Any:
@@ -117,12 +129,9 @@ def ready() -> None:
         when_ready(lambda: os._exit(0))
         entry()
     first_light()
-    if not os.path.exists(os.path.join(TREE, OWN_I2C)):
-        drop_the_bus()  # (else the unit's own bus is DEV's file, its ioctls answered)
+    drop_the_bus()  # (the unit's own imports, come earlier: the count's total is the same)
     when_ready(lambda: os._exit(0))
-    from cityunit.display import glass  # (the unit's own import, come earlier)
-
-    glass.DEV = DEV  # (site.main(): the probe's paths are set already)
+    # (site.main(): the probe's paths are set already)
     command, name = find("cityunit.__main__:main")
     raise SystemExit(getattr(command, name)())
 
@@ -156,17 +165,13 @@ def keep() -> None:
     """Not counted: the tree's unit started and stopped cleanly once READY, as a service
     is, so that it keeps what its first stage reads at the next start (in STATE_DIRECTORY),
     the GPIO chip and the bus in the run's folder."""
-    import fcntl
     import signal
 
     drop_the_bus()
-    sys.modules["fcntl"] = kernel().Ioctl(fcntl, DEV)  # the unit's own I2C: DEV's file
     kernel().drop_spi()  # (the display on SPI: lit-alone's)
     when_ready(lambda: os.kill(os.getpid(), signal.SIGTERM))
-    from cityunit.display import glass
     from cityunit.service import keepsake
 
-    glass.DEV = DEV
     keepsake.gpio_chip = lambda factory: os.path.join(DEV, "gpiochip0")
     sys.argv = ["cityunit", "run", "--config", CONFIG, "--seed", "3"]
     command, name = find("cityunit.__main__:main")
