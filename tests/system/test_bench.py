@@ -196,7 +196,7 @@ print(*(type(sys.modules[n]).__name__ for n in NAMES))
 
 def test_bench_instructions_counts_the_service_to_ready() -> None:
     """callgrind's count of the service's start to READY, where valgrind is (bootstrap
-    installs it): a count of the order of the unit's (474 M here), not a guess, with its
+    installs it): a count of the order of the unit's (457 M here), not a guess, with its
     first light a window of its own (32 M here), from the keepsake a first run kept."""
     from cityunit.tools.bench import instructions
 

@@ -426,6 +426,17 @@ def test_the_first_keepsake_of_a_run_is_kept_soon_with_the_switch_off_too(tmp_pa
     board.close()
 
 
+def test_a_start_does_not_write_the_keepsake_it_finds_again(tmp_path, monkeypatch) -> None:
+    """Each start keeps its first light 5 s in; where the card has that very keepsake
+    already (a unit OFF, stopped and started again), it is not written again."""
+    bus = controller("ssd1306", "i2c")
+    kept_by_a_unit(tmp_path, config_for(bus), False, controller("ssd1306", "i2c"))
+    writes: list[Path] = []
+    monkeypatch.setattr(keepsake, "save_atomic", lambda path, data: writes.append(path))
+    kept_by_a_unit(tmp_path, config_for(bus), False, controller("ssd1306", "i2c"))
+    assert writes == []
+
+
 def test_the_first_stage_imports_nothing_but_builtins_os_and_fcntl() -> None:
     code = ("import sys, os, fcntl; before = set(sys.modules);"
             " from cityunit.service import first_light; print(sorted(set(sys.modules) - before))")  # fmt: skip

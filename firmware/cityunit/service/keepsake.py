@@ -59,7 +59,9 @@ class Keeper:
             with contextlib.suppress(OSError):
                 stale.unlink()
         self._due = board.clock.now_ms() + FIRST_MS
-        self._kept: bytes | None = None
+        self._kept: bytes | None = None  # as on the card: the same is not written again
+        with contextlib.suppress(OSError):
+            self._kept = self.path.read_bytes()
         self._trouble: str | None = None
         self._writer = Latest(self._write, "keepsake")
         # The first, due whether or not a game is saved then (with the switch OFF, none is).
