@@ -461,3 +461,13 @@ def test_the_early_signals_are_the_stop_signals() -> None:
     from cityunit import EARLY
 
     assert EARLY == (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+
+
+def test_the_gpio_chip_kept_is_the_one_the_pins_are_on(monkeypatch) -> None:
+    """lgpio's chip (4 on a Pi 5 with an older kernel), else the first; none for mock
+    pins, whose lines are no kernel's."""
+    monkeypatch.undo()  # the fixture's stand-in, off
+    lgpio = type("LGPIOFactory", (), {"chip": 4})()
+    assert keepsake.gpio_chip(lgpio) == "/dev/gpiochip4"
+    assert keepsake.gpio_chip(object()) == "/dev/gpiochip0"
+    assert keepsake.gpio_chip(mock_factory()) is None and keepsake.gpio_chip(None) is None

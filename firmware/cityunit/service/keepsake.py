@@ -20,6 +20,8 @@ import random
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gpiozero.pins.mock import MockFactory
+
 from cityunit.core.unit import Unit
 from cityunit.display import glass
 from cityunit.display.oled import LumaPanel
@@ -39,9 +41,9 @@ EVERY_MS = 60_000  # with a game's saves, at most this often
 def gpio_chip(factory: Any) -> str | None:
     """The GPIO chip the unit's pins are on, as the first stage opens it: lgpio's (chip 4
     on a Pi 5 with an older kernel), else the first; None for gpiozero's mock pins."""
-    if factory is None or type(factory).__name__ == "MockFactory":
+    if factory is None or isinstance(factory, MockFactory):
         return None
-    return f"{glass.DEV}/gpiochip{getattr(factory, '_chip', 0)}"
+    return f"{glass.DEV}/gpiochip{getattr(factory, 'chip', 0)}"
 
 
 class Keeper:
