@@ -13,7 +13,6 @@ half-built closes what it had opened.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import logging
 import random
 import threading
@@ -24,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, Self, TypeVar
 
 from gpiozero.pins import Factory
 
-from cityunit.config import Config
+from cityunit.config import SECTIONS, Config
 from cityunit.console.links import Link
 from cityunit.console.protocol import Controls
 from cityunit.console.server import Served
@@ -98,10 +97,10 @@ RESTART_RULES = {"buttons.debounce_ms", "buttons.long_press_ms"}
 def _differences(a: Config, b: Config) -> list[tuple[str, str]]:
     """What differs between two configs: (section, the key's path in the file)."""
     return [
-        (section, f.metadata["path"])
-        for section in ("rules", "pins", "hardware", "system")
-        for f in dataclasses.fields(getattr(a, section))
-        if getattr(getattr(a, section), f.name) != getattr(getattr(b, section), f.name)
+        (section, key.path)
+        for section, kind in SECTIONS.items()
+        for key in kind.KEYS
+        if getattr(getattr(a, section), key.name) != getattr(getattr(b, section), key.name)
     ]
 
 
@@ -302,7 +301,7 @@ class Board:
             if section != "rules" or path in RESTART_RULES
         ]
         self.unit.reconfigure(config.rules, self.clock.now_ms())
-        self.config = dataclasses.replace(self.config, rules=config.rules, source=config.source)
+        self.config = self.config.replace(rules=config.rules, source=config.source)
         log.info("config reloaded from %s", config.source)
         if waiting:
             log.warning(

@@ -9,19 +9,14 @@ printed are all bounded.
 
 from __future__ import annotations
 
-import dataclasses
-import re
-import reprlib
 import typing
-from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
-from cityunit import files, header
-from cityunit.core.permit import Permit
-from cityunit.core.rules import Rules, setting
+from cityunit import files, header, keys
+from cityunit.core.rules import Key, Rules, Section, setting
 from cityunit.core.settings import BY_NAME
+from cityunit.core.values import Value
 
 SPI_SPEEDS = (500_000, 1_000_000, 2_000_000, 4_000_000, 8_000_000)  # luma's; SSD130x max 10 MHz
 I2C_SPEEDS = (100_000, 400_000, 1_000_000)  # the Pi's standard, fast and fast-mode plus
@@ -29,16 +24,13 @@ DEFAULT_PATH = Path("/etc/cityunit/config.toml")
 PACKAGED = Path(__file__).with_name("default-config.toml")
 MAX_BYTES = 64 * 1024  # the annotated default is under 4 KiB
 MAX_ERRORS = 20  # lines; then one line counting the rest
-MAX_WEIGHT = 1000  # random.choices turns the weights' sum into a float
 # The table can pick these fixed lengths from the menu whatever the file says.
 MENU_FIXED_S = min(
     o.sets["auction_fixed_s"] for o in BY_NAME["auction"].options if "auction_fixed_s" in o.sets
 )
-BARE_KEY = re.compile(r"[A-Za-z0-9_-]{1,40}")
 
 
-@dataclass(frozen=True)
-class Pins:
+class Pins(Section):
     """BCM GPIO numbers; defaults follow hardware/pinout.toml."""
 
     auction: int = setting("pins.auction", 17, lo=0, hi=27)
@@ -48,8 +40,7 @@ class Pins:
     buzzer: int = setting("pins.buzzer", 18, lo=0, hi=27)
 
 
-@dataclass(frozen=True)
-class Hardware:
+class Hardware(Section):
     """The parts a maker fitted: which buzzer, whether the LED dims, the display and its bus."""
 
     buzzer_kind: str = setting("buzzer.kind", "passive", choices=("passive", "active"))
@@ -72,8 +63,9 @@ class Hardware:
     rotate: int = setting("display.rotate", 0, choices=(0, 2))
 
 
-@dataclass(frozen=True)
-class System:
+class System(Section):
+    """What the unit offers beyond the game: the console, the players' page, the power."""
+
     console_port: str = setting("console.port", "")  # empty: no serial console
     console_baudrate: int = setting("console.baudrate", 115200, lo=1200, hi=4_000_000)
     shutdown_command: list[str] = setting("power.shutdown_command", [])
@@ -84,38 +76,34 @@ class System:
     web_port: int = setting("web.port", 8080, lo=1, hi=65535)
 
 
-@dataclass(frozen=True)
-class Config:
-    rules: Rules = dataclasses.field(default_factory=Rules)
-    pins: Pins = dataclasses.field(default_factory=Pins)
-    hardware: Hardware = dataclasses.field(default_factory=Hardware)
-    system: System = dataclasses.field(default_factory=System)
-    source: str = "the built-in defaults"
+class Config(Value):
+    """The whole file, read and checked: its sections, and where it came from."""
+
+    __slots__ = ("hardware", "pins", "rules", "source", "system")
+    rules: Final[Rules]
+    pins: Final[Pins]
+    hardware: Final[Hardware]
+    system: Final[System]
+    source: Final[str]
+
+    def __init__(
+        self,
+        rules: Rules | None = None,
+        pins: Pins | None = None,
+        hardware: Hardware | None = None,
+        system: System | None = None,
+        source: str = "the built-in defaults",
+    ) -> None:
+        self.rules = Rules() if rules is None else rules
+        self.pins = Pins() if pins is None else pins
+        self.hardware = Hardware() if hardware is None else hardware
+        self.system = System() if system is None else system
+        self.source = source
 
 
-SECTIONS = {"rules": Rules, "pins": Pins, "hardware": Hardware, "system": System}
-
-
-class _Brief(reprlib.Repr):
-    """repr cut short, so an echoed value is one short line whatever the file holds."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.maxlevel, self.maxlist, self.maxdict, self.maxstring = 2, 4, 4, 40
-
-    def repr_int(self, x: int, level: int) -> str:
-        # Past 4300 digits int -> str raises; a hex literal in TOML has no such limit.
-        return repr(x) if x.bit_length() <= 64 else "a number too large to show"
-
-
-def _show(value: Any) -> str:
-    text = _Brief().repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _name(key: str) -> str:
-    """A key as written, or quoted and escaped when it could break the line or the terminal."""
-    return key if BARE_KEY.fullmatch(key) else _show(key)
+SECTIONS: dict[str, type[Section]] = {
+    "rules": Rules, "pins": Pins, "hardware": Hardware, "system": System
+}  # fmt: skip
 
 
 class ConfigError(Exception):
@@ -128,84 +116,14 @@ class ConfigError(Exception):
         self.count = len(lines) if count is None else count
 
 
-def _fields() -> dict[str, tuple[str, dataclasses.Field[Any], Any]]:
-    """TOML path -> (section attribute, dataclass field, its Python type)."""
+def _fields() -> dict[str, tuple[str, Key, Any]]:
+    """TOML path -> (section attribute, the key's declaration, its field's Python type)."""
     out = {}
     for attr, cls in SECTIONS.items():
         hints = typing.get_type_hints(cls)
-        for f in dataclasses.fields(cls):
-            out[f.metadata["path"]] = (attr, f, hints[f.name])
+        for key in cls.KEYS:
+            out[key.path] = (attr, key, hints[key.name])
     return out
-
-
-Checked = tuple[Any, str | None]  # the value as the field holds it, or why it cannot be
-
-
-def _check(value: Any, f: dataclasses.Field[Any], kind: Any) -> Checked:
-    """The value converted to the field's type, or a reason it cannot be."""
-    value, why = _CHECKS[typing.get_origin(kind) or kind](value, f.metadata)
-    # Paths and commands: a NUL is a ValueError in Popen and mkdir, not an OSError.
-    texts = value if isinstance(value, list) else [value] if isinstance(value, str) else []
-    if why is None and not all(text.isprintable() for text in texts):
-        why = f"must not hold control characters, not {_show(value)}"
-    return (None, why) if why else (value, None)
-
-
-def _check_bool(value: Any, meta: Mapping[str, Any]) -> Checked:
-    if not isinstance(value, bool):
-        return None, f"must be true or false, not {_show(value)}"
-    return value, None
-
-
-def _check_int(value: Any, meta: Mapping[str, Any]) -> Checked:
-    if isinstance(value, bool) or not isinstance(value, int):
-        return None, f"must be a whole number, not {_show(value)}"
-    lo, hi = meta.get("lo"), meta.get("hi")
-    if lo is not None and hi is not None and not lo <= value <= hi:
-        return None, f"must be between {lo} and {hi}, not {_show(value)}"
-    if meta.get("choices") and value not in meta["choices"]:
-        allowed = ", ".join(map(str, meta["choices"]))
-        return None, f"must be one of {allowed}, not {_show(value)}"
-    return value, None
-
-
-def _check_str(value: Any, meta: Mapping[str, Any]) -> Checked:
-    if not isinstance(value, str):
-        return None, f"must be a string, not {_show(value)}"
-    choices = meta.get("choices")
-    if choices and value.lower() not in choices:
-        return None, f"must be one of {', '.join(map(repr, choices))}, not {_show(value)}"
-    return (value.lower() if choices else value), None
-
-
-def _check_list(value: Any, meta: Mapping[str, Any]) -> Checked:
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        return None, f"must be a list of strings, not {_show(value)}"
-    return value, None
-
-
-def _check_odds(value: Any, meta: Mapping[str, Any]) -> Checked:
-    names = ", ".join(f'"{p.value}"' for p in Permit)
-    if not isinstance(value, dict):
-        return None, f"must be a table of weights for {names}"
-    odds = {}
-    for key, weight in value.items():
-        permit = Permit.named(str(key))
-        if permit is None:
-            return None, f"unknown permit {_show(key)}; permits are {names}"
-        if isinstance(weight, bool) or not isinstance(weight, int) or not 0 <= weight <= MAX_WEIGHT:
-            return None, (
-                f"weight of {_show(key)} must be a whole number between 0 and {MAX_WEIGHT},"
-                f" not {_show(weight)}"
-            )
-        odds[permit] = weight
-    if sum(odds.values()) <= 0:
-        return None, "at least one permit needs a weight above 0"
-    return odds, None
-
-
-_CHECKS = {bool: _check_bool, int: _check_int, str: _check_str,
-           list: _check_list, dict: _check_odds}  # fmt: skip
 
 
 def parse(data: dict[str, Any], source: str) -> Config:
@@ -229,9 +147,8 @@ def _read_keys(data: dict[str, Any], source: str) -> tuple[Config, list[str]]:
     sections = {path.split(".")[0] for path in fields}
     for section, table in data.items():
         if section not in sections:
-            errors.append(
-                f"{_name(section)}: unknown section; expected one of {', '.join(sorted(sections))}"
-            )
+            expected = ", ".join(sorted(sections))
+            errors.append(f"{keys.name(section)}: unknown section; expected one of {expected}")
             continue
         if not isinstance(table, dict):
             errors.append(f"{section}: must be a table ([{section}])")
@@ -241,16 +158,19 @@ def _read_keys(data: dict[str, Any], source: str) -> tuple[Config, list[str]]:
             if path not in fields:
                 known = sorted(p.split(".")[1] for p in fields if p.startswith(section + "."))
                 errors.append(
-                    f"{section}.{_name(key)}: unknown key; expected one of {', '.join(known)}"
+                    f"{section}.{keys.name(key)}: unknown key; expected one of {', '.join(known)}"
                 )
                 continue
-            attr, f, kind = fields[path]
-            converted, reason = _check(value, f, kind)
+            attr, declared, kind = fields[path]
+            converted, reason = keys.check(value, declared, kind)
             if reason:
                 errors.append(f"{path}: {reason}")
             else:
-                values[attr][f.name] = converted
-    config = Config(**{attr: SECTIONS[attr](**v) for attr, v in values.items()}, source=source)
+                values[attr][declared.name] = converted
+    config = Config(
+        Rules(**values["rules"]), Pins(**values["pins"]), Hardware(**values["hardware"]),
+        System(**values["system"]), source,
+    )  # fmt: skip
     return config, errors
 
 
@@ -279,7 +199,7 @@ def _cross_checks(config: Config) -> list[str]:
         )
     port = config.system.console_port
     hardware = config.hardware
-    used = [(getattr(config.pins, f.name), f.metadata["path"]) for f in dataclasses.fields(Pins)]
+    used = [(getattr(config.pins, key.name), key.path) for key in Pins.KEYS]
     bus = _bus(hardware)
     if hardware.driver != "none" and hardware.interface == "spi":
         used += [(hardware.dc_pin, "display.dc_pin"), (hardware.reset_pin, "display.reset_pin")]
@@ -293,7 +213,7 @@ def _cross_checks(config: Config) -> list[str]:
         if pin in header.UART_PINS and header.on_uart(port):
             errors.append(
                 f"{path}: GPIO{pin} is the UART's {header.UART_PINS[pin]} line, which console.port"
-                f" {_show(port)} uses; choose another pin"
+                f" {keys.show(port)} uses; choose another pin"
             )
     return errors
 
@@ -309,22 +229,22 @@ def _system_checks(s: System) -> list[str]:
     errors = []
     if s.console_port and not s.console_port.startswith("/") and "://" not in s.console_port:
         errors.append(
-            f"console.port: {_show(s.console_port)} is not a device path; give it in full,"
+            f"console.port: {keys.show(s.console_port)} is not a device path; give it in full,"
             ' e.g. "/dev/serial0"'
         )
     if s.state_dir and not s.state_dir.startswith("/"):
-        errors.append(f"state.dir: {_show(s.state_dir)} is a relative path; give it from /")
+        errors.append(f"state.dir: {keys.show(s.state_dir)} is a relative path; give it from /")
     program = s.shutdown_command[0] if s.shutdown_command else None
     if program == "":
         errors.append("power.shutdown_command: the program name is empty")
     elif program and "/" in program and not program.startswith("/"):
         errors.append(
-            f"power.shutdown_command: {_show(program)} is a relative path;"
+            f"power.shutdown_command: {keys.show(program)} is a relative path;"
             " give a name found on PATH or a path from /"
         )
     elif program and "/" not in program and any(c.isspace() for c in program):
         errors.append(
-            f"power.shutdown_command: {_show(program)} is one string; give the program and"
+            f"power.shutdown_command: {keys.show(program)} is one string; give the program and"
             ' each argument as strings of their own, e.g. ["systemctl", "poweroff"]'
         )
     return errors
@@ -387,9 +307,7 @@ def salvage(path: Path | None) -> tuple[Config, list[str]]:
     buzzer = pins.buzzer if pins.buzzer not in taken | {led} else default.buzzer
     if buzzer == led:
         led, buzzer = default.led, default.buzzer
-    return dataclasses.replace(
-        config, pins=dataclasses.replace(pins, led=led, buzzer=buzzer)
-    ), mistakes
+    return config.replace(pins=pins.replace(led=led, buzzer=buzzer)), mistakes
 
 
 def _data(path: Path) -> dict[str, Any]:

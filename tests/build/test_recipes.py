@@ -76,8 +76,8 @@ DRIVERS = sorted(oled.DRIVERS)
 
 
 def test_step_1_every_driver_is_a_config_choice() -> None:
-    _, field, _ = config._fields()["display.driver"]
-    assert sorted(set(field.metadata["choices"]) - {"none"}) == DRIVERS
+    _, key, _ = config._fields()["display.driver"]
+    assert sorted(set(key.check["choices"]) - {"none"}) == DRIVERS
 
 
 @pytest.mark.parametrize("driver", DRIVERS)

@@ -472,7 +472,7 @@ def test_the_readmes_table_of_keys_is_the_configs_own() -> None:
         section, key = path.split(".")
         written = parse(tomllib.loads(f"[{section}]\n{key} = {default}\n"), "README.md")
         assert getattr(getattr(written, attr), f.name) == getattr(getattr(Config(), attr), f.name)
-        for choice in f.metadata.get("choices", ()):
+        for choice in f.check.get("choices", ()):
             assert f"`{json.dumps(choice)}`" in meaning, (path, choice)
 
 

@@ -4,7 +4,6 @@ bytes on the bus, I2C or SPI) always ends up equal to the frame."""
 
 from __future__ import annotations
 
-import dataclasses
 import errno
 import random
 
@@ -138,7 +137,7 @@ class Glass:
         self.kind = kind
         self.bus = Controller(kind, spi=interface == "spi")
         self.t = oled.OVERHEAD[interface]
-        parts = dataclasses.replace(self.bus.hardware, rotate=rotate)
+        parts = self.bus.hardware.replace(rotate=rotate)
         self.panel = LumaPanel(parts, bus=self.bus, pins=self.bus.pins)
         self.start()
         self.image = Image.new("1", (64, 128) if rotate % 2 else (128, 64))
@@ -320,7 +319,7 @@ def test_changes_far_apart_are_sent_as_separate_boxes(kind, interface) -> None:
 
 def test_spi_is_opened_as_configured_and_the_reset_is_released() -> None:
     bus = Controller("ssd1309", spi=True)
-    parts = dataclasses.replace(bus.hardware, spi_device=1, spi_speed_hz=1_000_000)
+    parts = bus.hardware.replace(spi_device=1, spi_speed_hz=1_000_000)
     LumaPanel(parts, bus=bus, pins=bus.pins).start()
     assert bus.opened == (0, 1) and bus.max_speed_hz == 1_000_000
     assert bus.pins.pin(25).state == 1, "RST high: the controller listens"
@@ -375,7 +374,7 @@ def test_the_bench_times_a_panel_on_spi_with_its_bus_time_at_its_speed() -> None
     from cityunit.tools.bench.device import KINDS, frames
 
     bus = Controller("ssd1309", spi=True)
-    parts = dataclasses.replace(bus.hardware, spi_speed_hz=4_000_000)
+    parts = bus.hardware.replace(spi_speed_hz=4_000_000)
     before = bus.wire_bytes
     lines = frames(Config(hardware=parts), bus=bus, gpio=bus.pins)
     assert lines[0] == "  display: ssd1309 on SPI0.0 at 4 MHz (DC GPIO24, RST GPIO25)"

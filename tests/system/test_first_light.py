@@ -5,7 +5,6 @@ unit takes the glass over with no DISPLAYOFF and a diff for its first frame."""
 
 from __future__ import annotations
 
-import dataclasses
 import errno
 import itertools
 import logging
@@ -183,7 +182,7 @@ def controller(kind: str, interface: str) -> Controller:
 
 
 def config_for(bus: Controller) -> Config:
-    return dataclasses.replace(Config(), hardware=bus.hardware)
+    return Config().replace(hardware=bus.hardware)
 
 
 @pytest.mark.parametrize("switch_on", [False, True], ids=["off", "on"])
@@ -335,8 +334,8 @@ def test_the_led_is_lit_only_where_the_unit_lights_it_and_only_on_a_plain_line(
     config makes a plain GPIO. One on the PWM hardware is never requested: its pin has
     that function, which a line request would take from it."""
     bus = controller("ssd1306", "i2c")
-    plain = dataclasses.replace(config_for(bus).hardware, led_pwm=False)
-    config = dataclasses.replace(config_for(bus), hardware=plain)
+    plain = config_for(bus).hardware.replace(led_pwm=False)
+    config = config_for(bus).replace(hardware=plain)
     path = kept_by_a_unit(tmp_path, config, False, controller("ssd1306", "i2c"))
     kept = marshal.loads(path.read_bytes())
     assert kept["led"] == LED and kept["lit"] == {False: False, True: False}
@@ -364,7 +363,7 @@ def test_a_panel_configured_otherwise_than_kept_starts_afresh(tmp_path, monkeypa
         Kernel(glass).install(monkeypatch)
         lit = first_light.light(str(path), argv(tmp_path))
         assert lit.glass is not None
-        hardware = dataclasses.replace(bus.hardware, **change)
+        hardware = bus.hardware.replace(**change)
         panel = LumaPanel(hardware, bus=glass, lit=lit.glass)
         before = glass.wire_bytes
         panel.start()

@@ -3,7 +3,6 @@ it shuts itself down after a while OFF (a boxed game must not drain its power ba
 
 from __future__ import annotations
 
-import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -86,9 +85,9 @@ def test_step_2_of_the_guide_lights_the_screen_as_it_promises(make_rig, tmp_path
                    check=True, capture_output=True, timeout=60)  # fmt: skip
     config = load(root / "etc/cityunit/config.toml")
     assert config.rules.off_after_minutes == 30
-    harmless = dataclasses.replace(config.system, shutdown_command=["true"])  # not this host's
+    harmless = config.system.replace(shutdown_command=["true"])  # not this host's
     glass = Controller("ssd1306")
-    rig = make_rig(dataclasses.replace(config, system=harmless), bus=glass, state_dir=tmp_path)
+    rig = make_rig(config.replace(system=harmless), bus=glass, state_dir=tmp_path)
     rig.at(1_000)
     screen = rig.unit.state()["screen"]
     guide = (ROOT / "hardware/README.md").read_text()

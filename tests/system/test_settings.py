@@ -291,7 +291,6 @@ def test_a_setting_changed_while_paused_is_saved_at_once(make_rig, tmp_path: Pat
 def test_the_protocols_table_of_settings_is_the_settings_own() -> None:
     """docs/protocol.md's Settings table, row by row, from the one definition of each:
     its choices, the default's choice and the config key it comes from."""
-    import dataclasses
     import re
 
     doc = (Path(__file__).resolve().parents[2] / "docs" / "protocol.md").read_text()
@@ -299,7 +298,7 @@ def test_the_protocols_table_of_settings_is_the_settings_own() -> None:
     row = re.compile(r"\| `(\w+)` \| (.*?) \| `(\w+)` \(`([\w.]+)`\) \| .* \|")
     rows = {m[1]: m.groups()[1:] for m in map(row.fullmatch, table.splitlines()) if m}
     assert sorted(rows) == sorted(settings.BY_NAME)
-    paths = {f.name: f.metadata["path"] for f in dataclasses.fields(Rules)}
+    paths = {key.name: key.path for key in Rules.KEYS}
     for name, (values, default, key) in rows.items():
         setting = settings.BY_NAME[name]
         assert values == ", ".join(f"`{c}`" for c in setting.choices), name

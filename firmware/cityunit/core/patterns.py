@@ -9,28 +9,26 @@ from __future__ import annotations
 
 import bisect
 import itertools
-from dataclasses import dataclass
-from functools import cached_property
-from typing import Generic, TypeVar
+from typing import Final, Generic, TypeVar
+
+from cityunit.core.values import Value
 
 V = TypeVar("V")
 
 
-@dataclass(frozen=True)
-class Pattern(Generic[V]):
+class Pattern(Value, Generic[V]):
     """Steps of (value, duration in ms), played once or repeated."""
 
-    steps: tuple[tuple[V, int], ...]
-    repeat: bool = False
+    __slots__ = ("ends", "repeat", "steps")
+    steps: tuple[tuple[V, int], ...]  # (not Final: mypy's Final takes no type variable)
+    repeat: Final[bool]
 
-    def __post_init__(self) -> None:
-        if not self.steps or any(ms <= 0 for _, ms in self.steps):
+    def __init__(self, steps: tuple[tuple[V, int], ...], repeat: bool = False) -> None:
+        if not steps or any(ms <= 0 for _, ms in steps):
             raise ValueError("a pattern needs steps of positive length")
-
-    @cached_property
-    def ends(self) -> tuple[int, ...]:
+        self.steps, self.repeat = steps, repeat
+        self.ends: Final = tuple(itertools.accumulate(ms for _, ms in steps))
         """When each step ends, from the start of a pass."""
-        return tuple(itertools.accumulate(ms for _, ms in self.steps))
 
     def at(self, elapsed: int) -> tuple[V, int] | None:
         """The value at `elapsed` ms and the ms until it changes; None once a one-shot ends."""

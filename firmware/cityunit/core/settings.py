@@ -7,43 +7,53 @@ of the menu's shortest auction all read it; no choice's name is taken apart for 
 
 from __future__ import annotations
 
-import dataclasses
-import functools
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from cityunit.core.rules import LANGUAGES, ODDS_PRESETS, VOLUMES, Rules
+from cityunit.core.values import Value
 
 
 def _same(en: str, fr: str | None = None) -> dict[str, str]:
     return {"en": en, "fr": fr or en}
 
 
-@dataclass(frozen=True)
-class Choice:
+class Choice(Value):
     """One choice of a setting: its name (SET's word, the saved game's), the rules' fields
     it sets, and its words on the screen."""
 
-    name: str
-    sets: dict[str, Any]
-    words: dict[str, str]
+    __slots__ = ("name", "sets", "words")
+    name: Final[str]
+    sets: Final[dict[str, Any]]
+    words: Final[dict[str, str]]
+
+    def __init__(self, name: str, sets: dict[str, Any], words: dict[str, str]) -> None:
+        self.name, self.sets, self.words = name, sets, words
 
 
-@dataclass(frozen=True)
-class Setting:
+class Setting(Value):
     """A setting: its title on the screen and its choices. Rules that no choice gives (a
     file's 5-hour game, its own odds) read as the name `other` makes of them (a template
     filled in from the rules' fields), shown in `other_words` if it has any."""
 
-    name: str
-    title: dict[str, str]
-    options: tuple[Choice, ...]
-    other: str = "custom"
-    other_words: dict[str, str] | None = None
+    __slots__ = ("_by_name", "name", "options", "other", "other_words", "title")
+    name: Final[str]
+    title: Final[dict[str, str]]
+    options: Final[tuple[Choice, ...]]
+    other: Final[str]
+    other_words: Final[dict[str, str] | None]
+    _by_name: Final[dict[str, Choice]]
 
-    @functools.cached_property
-    def _by_name(self) -> dict[str, Choice]:
-        return {o.name: o for o in self.options}
+    def __init__(
+        self,
+        name: str,
+        title: dict[str, str],
+        options: tuple[Choice, ...],
+        other: str = "custom",
+        other_words: dict[str, str] | None = None,
+    ) -> None:
+        self.name, self.title, self.options = name, title, options
+        self.other, self.other_words = other, other_words
+        self._by_name = {o.name: o for o in options}
 
     @property
     def choices(self) -> tuple[str, ...]:
@@ -55,14 +65,12 @@ class Setting:
         for option in self.options:
             if all(getattr(rules, k) == v for k, v in option.sets.items()):
                 return option.name
-        return self.other.format(
-            **{f.name: getattr(rules, f.name) for f in dataclasses.fields(rules)}
-        )
+        return self.other.format(**{key.name: getattr(rules, key.name) for key in rules.KEYS})
 
     def put(self, rules: Rules, choice: str) -> Rules:
         """The rules with `choice`'s fields (KeyError for a name that is no choice)."""
         sets = self._by_name[choice].sets
-        return dataclasses.replace(rules, **{k: _copy(v) for k, v in sets.items()})
+        return rules.replace(**{k: _copy(v) for k, v in sets.items()})
 
     def label(self, choice: str, lang: str) -> str:
         """`choice` as the screen says it in `lang` (what `other` made: its words, if any)."""

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from operator import attrgetter
+from typing import Any, Self
 
 
 class Value:
     """Equal, and hashed alike, to a record of its own kind with the same fields (the
-    names it annotates, in their order: __match_args__), never to another kind's; immutable by those
-    annotations' `Final` (mypy), and with no __dict__ where each class names its
-    __slots__."""
+    names it annotates, in their order, less ClassVars and _private ones: __match_args__),
+    never to another kind's; immutable by those annotations' `Final` (mypy), and with no
+    __dict__ where each class names its __slots__."""
 
     __slots__: tuple[str, ...] = ()
     __match_args__: tuple[str, ...] = ()  # the fields, in order (as a dataclass's)
@@ -25,9 +26,12 @@ class Value:
 
     def __init_subclass__(cls) -> None:
         super().__init_subclass__()
-        own = "__annotations__"  # a kind's own names, not evaluated (no inspect needed)
-        names = [name for kind in reversed(cls.__mro__) for name in vars(kind).get(own, {})]
-        fields = tuple(name for name in names if not name.startswith("_"))
+        own = "__annotations__"  # a kind's own, as strings: not evaluated (no inspect needed)
+        named = [pair for kind in reversed(cls.__mro__) for pair in vars(kind).get(own, {}).items()]
+        fields = tuple(
+            name for name, kind in named
+            if not name.startswith("_") and not str(kind).startswith("ClassVar")
+        )  # fmt: skip
         setattr(cls, "__match_args__", fields)  # noqa: B010 (mypy: set by the class statement only)
         cls._key = attrgetter("__class__", *fields)
 
@@ -39,6 +43,11 @@ class Value:
 
     def __hash__(self) -> int:
         return hash(type(self)._key(self))
+
+    def replace(self, **changes: Any) -> Self:
+        """A copy with `changes` (dataclasses.replace's): where the kind's __init__ takes
+        its fields by their names."""
+        return type(self)(**{n: getattr(self, n) for n in self.__match_args__} | changes)
 
     def __repr__(self) -> str:
         fields = ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__match_args__)

@@ -13,8 +13,10 @@ import functools
 import ipaddress
 import re
 import socket
-from dataclasses import dataclass
 from http import HTTPStatus
+from typing import Final
+
+from cityunit.core.values import Value
 
 HEAD_BYTES = 8192  # the request line and its headers, at most
 HEADERS = 48  # header lines, at most
@@ -39,13 +41,22 @@ def not_allowed(*methods: str) -> Refused:
     return Refused(HTTPStatus.METHOD_NOT_ALLOWED, headers=(("Allow", ", ".join(methods)),))
 
 
-@dataclass(frozen=True)
-class Request:
-    method: str
-    path: str
-    query: str  # (the event stream's `k`: the token, for the simulator's frames)
-    headers: dict[str, str]  # names in lower case; a repeated header: the last
-    body: bytes
+class Request(Value):
+    """One request, as read within the limits above."""
+
+    __slots__ = ("body", "headers", "method", "path", "query")
+    method: Final[str]
+    path: Final[str]
+    query: Final[str]  # (the event stream's `k`: the token, for the simulator's frames)
+    headers: Final[dict[str, str]]  # names in lower case; a repeated header: the last
+    body: Final[bytes]
+
+    def __init__(
+        self, method: str, path: str, query: str, headers: dict[str, str], body: bytes
+    ) -> None:
+        self.method, self.path, self.query, self.headers, self.body = (
+            method, path, query, headers, body
+        )  # fmt: skip
 
 
 async def read(reader: asyncio.StreamReader) -> Request:
