@@ -26,7 +26,8 @@ from cityunit.core.unit import Unit
 from cityunit.display import i2c as i2c_module
 from cityunit.display import oled, spi
 from cityunit.display.i2c import I2cDev
-from cityunit.display.oled import SH1106, SSD1306, SSD1309, LumaPanel, inverse, pages
+from cityunit.display.memory import inverse, pages
+from cityunit.display.oled import SH1106, SSD1306, SSD1309, LumaPanel
 from cityunit.display.render import render
 from cityunit.display.spi import SpiDev
 from fakes import INTERFACES, WHOLE, Controller
@@ -461,6 +462,38 @@ def test_screens_readied_ahead_send_the_same_bytes_and_cost_a_tap_no_planning(ki
     assert planned < shown / 10, f"{planned} of {shown} frames were planned when shown"
 
 
+def test_readying_goes_a_short_slice_at_a_time(monkeypatch) -> None:
+    """Issue 41: a press waits behind one slice of readying at most, so no slice does two
+    of the costly things: a render, a pack, a way's plan (as the glass is, or inverted)."""
+    from cityunit.display import panel as panel_module
+    from cityunit.display.panel import Display
+
+    bus = Controller("ssd1306")
+    panel = LumaPanel(bus.hardware, bus=bus)
+    display = Display(panel)
+    display.poll(0)
+    costly: list[str] = []
+    for module, name in ((panel_module, "render"), (oled, "pages")):
+        real = getattr(module, name)
+        monkeypatch.setattr(
+            module, name, lambda *a, _n=name, _r=real: (costly.append(_n), _r(*a))[1]
+        )
+    plan = panel._device.plan
+    monkeypatch.setattr(panel._device, "plan", lambda *a: (costly.append("plan"), plan(*a))[1])
+    display.show(
+        HourScreen(1, "00:01"), "en", 0, lambda: [HourEndScreen(1), HourScreen(1, "00:02")]
+    )
+    costly.clear()
+    slices = []
+    while display.preparing:
+        display.prepare_next()
+        slices.append(costly.copy())
+        costly.clear()
+    assert all(len(work) <= 1 for work in slices), slices
+    done = [name for work in slices for name in work]
+    assert done.count("render") == done.count("pages") == 2 and 2 <= done.count("plan") <= 4
+
+
 @pytest.mark.parametrize("interface", INTERFACES)
 @pytest.mark.parametrize("kind", DRIVERS)
 def test_a_screen_readied_before_another_frame_went_out_is_planned_again(kind, interface) -> None:
@@ -472,7 +505,7 @@ def test_a_screen_readied_before_another_frame_went_out_is_planned_again(kind, i
     panel.start()
     panel.display(render(HourScreen(1, "00:01"), "en"))
     tap, tick = render(HourScreen(1, "00:03"), "en"), render(HourScreen(2, "00:01"), "en")
-    panel.prepare(tap)  # readied against 00:01
+    list(panel.readying(tap))  # readied against 00:01, slice by slice
     panel.display(tick)
     panel.display(tap)
     assert bus.visible() == pages(tap)

@@ -20,7 +20,8 @@ from PIL import Image
 
 from cityunit.board import Board
 from cityunit.config import Config
-from cityunit.display.oled import LumaPanel, pages
+from cityunit.display.memory import pages
+from cityunit.display.oled import LumaPanel
 from cityunit.loop.clock import VirtualClock
 from cityunit.service import first_light, keepsake
 from fakes import INTERFACES, WHOLE, Controller, mock_factory

@@ -11,7 +11,7 @@ from cityunit.config import load
 from cityunit.core.rules import Rules
 from cityunit.core.saved import SavedGame
 from cityunit.core.screens import SwitchOffScreen
-from cityunit.display.oled import pages
+from cityunit.display.memory import pages
 from cityunit.display.render import render
 from conftest import Table
 from fakes import Controller

@@ -14,7 +14,7 @@ import pytest
 from cityunit.config import Config, Hardware, System
 from cityunit.console.protocol import Session
 from cityunit.display import oled
-from cityunit.display.oled import pages
+from cityunit.display.memory import pages
 from cityunit.loop.clock import VirtualClock
 from cityunit.loop.inbox import Input
 from conftest import AUCTION, BUILD, BUZZER, LED, POWER, Rig
@@ -433,7 +433,8 @@ def test_the_loop_readies_what_a_tap_may_show_once_nothing_else_waits(
     rig.runtime.call(lambda: order.append("work"))
     rig.runtime.call(lambda: order.append("work"))
     rig.runtime.run()
-    assert order == ["work", "work"] + ["ready"] * 3, order
+    assert order[:2] == ["work", "work"] and set(order[2:]) == {"ready"}, order
+    assert len(order) - 2 >= 3 * 2, "three screens, each rendered then planned"
     planned = []
     real = panel._cheapest
     panel._cheapest = lambda *args: (planned.append(args), real(*args))[1]

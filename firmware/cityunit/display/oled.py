@@ -9,14 +9,12 @@ the fewest bytes on the wire: boxes over bands of pages (the SSD1306's and SSD13
 column and page window), or runs of columns per page (SH1106).
 After a start or any failed write, the memory is unknown and the next frame is whole.
 
-Frames are packed by Pillow, not pixel by pixel in Python as luma does: transposing
-the image and reading it as LSB-first bytes gives display RAM directly (bit k of byte x
-on page p is pixel (x, 8p + k)).
+Frames are packed and compared as display memory (display/memory.py).
 """
 
 from __future__ import annotations
 
-import re
+from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from luma.oled.device import sh1106, ssd1306, ssd1309
@@ -26,65 +24,13 @@ from cityunit.config import Hardware
 from cityunit.display import glass
 from cityunit.display.glass import Write
 from cityunit.display.i2c import I2cDev
+from cityunit.display.memory import Pages, changed_bytes, differences, inverse, pages, runs, spans
 from cityunit.display.spi import SpiDev, SpiPins
 
-Pages = list[bytes]  # display RAM, top page first: one byte per column, LSB at the top
-Run = tuple[int, int, int]  # (page, first column, last column) of a change
 # What one write costs on the Pi's bus besides its payload: on I2C the address and control
 # bytes; on SPI nothing (the DC line says command or data).
 TRANSACTION = 2
 OVERHEAD = {"i2c": TRANSACTION, "spi": 0}
-_CHANGED = re.compile(rb"[^\x00]+")
-
-
-def pages(image: Image.Image) -> Pages:
-    """The image as display-RAM pages, top first."""
-    count = image.height // 8
-    columns = image.convert("1").transpose(Image.Transpose.TRANSPOSE).tobytes("raw", "1;R")
-    return [columns[page::count] for page in range(count)]
-
-
-def spans(changed: bytes, overhead: int, height: int = 1) -> list[tuple[int, int]]:
-    """The columns where `changed` is not zero, as (first, last) spans; two spans whose gap
-    costs less to send (`height` bytes a column) than starting another span (`overhead`)
-    are one. Each gap is decided alone, so the total is the least possible."""
-    out: list[tuple[int, int]] = []
-    for m in _CHANGED.finditer(changed):
-        first, last = m.start(), m.end() - 1
-        if out and (first - out[-1][1] - 1) * height < overhead:
-            first = out.pop()[0]
-        out.append((first, last))
-    return out
-
-
-def differences(new: Pages, old: Pages) -> list[int]:
-    """Each page's changed bits, as one number (the first column the highest byte)."""
-    return [int.from_bytes(a) ^ int.from_bytes(b) for a, b in zip(new, old, strict=True)]
-
-
-def changed_bytes(new: Pages, old: Pages) -> int:
-    """How many bytes differ: what any plan must send at least."""
-    width = len(new[0])
-    return sum(width - x.to_bytes(width).count(0) for x in differences(new, old))
-
-
-def runs(new: Pages, old: Pages, overhead: int) -> list[Run]:
-    """The columns that differ, page by page, in spans (see `spans`)."""
-    width = len(new[0])
-    return [
-        (page, first, last)
-        for page, changed in enumerate(differences(new, old))
-        if changed
-        for first, last in spans(changed.to_bytes(width), overhead)
-    ]
-
-
-def inverse(frame: Pages) -> Pages:
-    """Every pixel flipped."""
-    return [page.translate(_FLIP) for page in frame]
-
-
-_FLIP = bytes(255 - b for b in range(256))
 NORMAL, INVERTED = 0xA6, 0xA7  # the glass shows memory as it is, or every pixel flipped
 DISPLAYON = 0xAF
 
@@ -318,17 +264,25 @@ class LumaPanel:
             raise
         return _Wire(serial, gpio)
 
-    def prepare(self, image: Image.Image) -> None:
-        """Work out now, while the loop idles, what showing `image` would send: packed,
-        diffed and planned against the memory as it is (kept until that changes). Shown
-        later, the same image is not packed again: it must not change meanwhile."""
+    def readying(self, image: Image.Image) -> Iterator[None]:
+        """Work out, a slice a step while the loop idles, what showing `image` would send:
+        packed, then each way planned against the memory as it is (kept until that
+        changes). Shown later, the same image is not packed again: it must not change."""
         if self._planned_from is not self._ram:
             self._planned, self._readied, self._planned_from = {}, {}, self._ram
         frame = pages(self._device.preprocess(image))
         key = b"".join(frame)
         self._readied[id(image)] = (image, key)  # kept alive: its id stays its own
-        if self._ram is not None and key not in self._planned:
-            self._planned[key] = self._cheapest(frame, self._ram)
+        old, best = self._ram, None
+        if old is None or key in self._planned:
+            return
+        for way in self._ways(frame, old):
+            yield
+            if self._ram is not old:
+                return  # another frame went out: this one is planned again when shown
+            best = self._better(best, way, old)
+        assert best is not None
+        self._planned[key] = best
 
     def display(self, image: Image.Image) -> None:
         """Send what changed since the last frame, the whole frame when that is unknown."""
@@ -357,19 +311,27 @@ class LumaPanel:
     def _cheapest(self, frame: Pages, old: Pages | None) -> Plan:
         """The frame as it is, or its inverse with the glass flipped (a screen that turns
         mostly white, SOLD!, then costs a fraction of the bytes): whichever costs less."""
-        ways = [(frame, False)] if old is None else [(frame, False), (inverse(frame), True)]
-        ways.sort(key=lambda way: way[1] != self._inverted)  # as the glass is: usually best
-        best: Plan | None = None
-        for ram, inverted in ways:
-            flip = (self._device.transaction + 1) * (inverted != self._inverted)
-            if best is not None and old is not None and flip + changed_bytes(ram, old) >= best[0]:
-                continue  # its data alone costs more: not worth planning
-            plan = self._device.plan(ram, old)
-            cost = self._device.cost(plan) + flip
-            if best is None or cost < best[0]:
-                best = (cost, ram, inverted, plan)
+        best = None
+        for way in self._ways(frame, old):
+            best = self._better(best, way, old)
         assert best is not None
         return best
+
+    def _ways(self, frame: Pages, old: Pages | None) -> list[tuple[Pages, bool]]:
+        """What the memory can hold to show `frame`, and whether the glass is inverted
+        then: as the glass is first (usually best)."""
+        ways = [(frame, False)] if old is None else [(frame, False), (inverse(frame), True)]
+        return sorted(ways, key=lambda way: way[1] != self._inverted)
+
+    def _better(self, best: Plan | None, way: tuple[Pages, bool], old: Pages | None) -> Plan:
+        """`way` planned, if it can cost less than `best`: whichever costs less."""
+        ram, inverted = way
+        flip = (self._device.transaction + 1) * (inverted != self._inverted)
+        if best is not None and old is not None and flip + changed_bytes(ram, old) >= best[0]:
+            return best  # its data alone costs more: not worth planning
+        plan = self._device.plan(ram, old)
+        cost = self._device.cost(plan) + flip
+        return (cost, ram, inverted, plan) if best is None or cost < best[0] else best
 
     def first_light(self, image: Image.Image) -> glass.Keepsake:
         """What the service's first stage sends to show `image` on a dark glass, as the

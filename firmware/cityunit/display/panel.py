@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import partial
 from typing import Protocol, runtime_checkable
 
@@ -51,10 +51,10 @@ class Planning(Panel, Protocol):
     """A panel that can work a frame out ahead (the Pi's OLED: its bytes and the writes
     that take its memory there), so that showing it later costs only the bus."""
 
-    def prepare(self, image: Image.Image) -> None:
-        """Work `image` out against the memory as it is now; kept until that changes.
-        `image` must not change after: the panel knows it again by identity (a render's
-        image never changes)."""
+    def readying(self, image: Image.Image) -> Iterator[None]:
+        """Work `image` out against the memory as it is now, one short slice a step; kept
+        until that changes. `image` must not change after: the panel knows it again by
+        identity (a render's image never changes)."""
 
 
 RENDERED = 16  # screens kept rendered: the ones a tap or the next frame may show, and some
@@ -87,24 +87,36 @@ class Display:
         # (~10x the time): a simulator sets it while it breaks the bus on purpose.
         self.each_frame = False
         self.closed = False
-        self._plan = panel.prepare if isinstance(panel, Planning) else None
+        self._plan = panel.readying if isinstance(panel, Planning) else None
         self._rendered: dict[tuple[Screen, str], Image.Image] = {}
         self._expected: list[tuple[Screen, str]] = []  # to ready, next first
+        self._slices: Iterator[None] | None = None  # the rest of the panel's plan for one
 
     @property
     def preparing(self) -> bool:
         """Screens wait to be readied (see `show`)."""
-        return bool(self._expected)
+        return bool(self._expected) or self._slices is not None
 
     def prepare_next(self) -> None:
-        """Ready one expected screen: rendered, and its writes worked out by the panel."""
-        screen, language = self._expected.pop()
-        image = self._render(screen, language)
-        if self._plan is not None and self.up:
-            try:
-                self._plan(image)
-            except (OSError, LumaError):  # (it sends nothing; a panel may still refuse)
-                self._expected.clear()
+        """One slice of readying the expected screens: the next one rendered, or one step
+        of the panel working its writes out. Each is short (a press waits behind one at
+        most): a render is one, packing another, each way of planning one more."""
+        if self._slices is None:
+            screen, language = self._expected.pop()
+            image = self._render(screen, language)
+            if self._plan is not None and self.up:
+                self._slices = self._plan(image)
+            return
+        try:
+            next(self._slices)
+        except StopIteration:
+            self._slices = None
+        except (OSError, LumaError):  # (it sends nothing; a panel may still refuse)
+            self._stop_readying()
+
+    def _stop_readying(self) -> None:
+        self._expected.clear()
+        self._slices = None
 
     def _render(self, screen: Screen, language: str) -> Image.Image:
         """`render`, remembered for the last RENDERED screens."""
@@ -134,7 +146,7 @@ class Display:
         self._wanted = self._render(screen, language)
         if self.up:
             self._send(now)
-        self._expected = []
+        self._stop_readying()
         if self._plan is not None and self.up:
             self._expected = [(s, language) for s in reversed(ahead())]
 
@@ -180,7 +192,7 @@ class Display:
         self.frames_sent += 1
 
     def _failed(self, now: int, error: Exception) -> None:
-        self._expected.clear()  # nothing to ready for a panel that is not there
+        self._stop_readying()  # nothing to ready for a panel that is not there
         if not self.lost:
             self.lost = True
             log.warning("display lost (%s); the unit goes on, retrying every second or more"

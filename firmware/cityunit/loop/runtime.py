@@ -35,11 +35,12 @@ log = logging.getLogger(__name__)
 
 
 Listener = Callable[[Event], None]
-# A screen is readied ahead only while the next deadline is further off than twice what
-# readying one takes (0.3 ms here, ~6 ms on a Pi Zero 2 W), and AHEAD_MS at the least: a
-# step due must not wait behind one, and an auction's busy tunes still leave gaps for
-# it. What one takes is the longest lately, from AHEAD_START_MS, less 1/8 each screen:
-# one can take ten times the one before (a render not cached).
+# Screens are readied ahead a slice at a time (a render, a pack, a way's plan: under
+# 0.5 ms here, a few ms on a Pi Zero 2 W), and only while the next deadline is further off
+# than twice what a slice takes, and AHEAD_MS at the least: a step due must not wait
+# behind one, and an auction's busy tunes still leave gaps for it. What one takes is the
+# longest lately, from AHEAD_START_MS, less 1/8 each slice: one can take ten times the one
+# before (a render not cached).
 AHEAD_MS = 2
 AHEAD_START_MS = 20
 
@@ -80,7 +81,7 @@ class Runtime:
         self._seen = -1  # the core's revision the outputs last followed
         self._later: list[tuple[int, int, Callable[[int], None]]] = []
         self._later_seq = itertools.count()
-        self._ahead_ms = AHEAD_START_MS  # what readying a screen takes, at most lately
+        self._ahead_ms = AHEAD_START_MS  # what a slice of readying takes, at most lately
         self._heartbeat = heartbeat  # (every ms, what): e.g. feeding systemd's watchdog
         if heartbeat is not None:
             self.later(clock.now_ms(), self._beat)
@@ -128,7 +129,7 @@ class Runtime:
                 if work is None:
                     assert self.display is not None
                     start = self.clock.now_ms()
-                    self.display.prepare_next()  # one screen, then look again
+                    self.display.prepare_next()  # one slice, then look again
                     took = self.clock.now_ms() - start
                     self._ahead_ms = max(took, self._ahead_ms * 7 // 8)
                     continue

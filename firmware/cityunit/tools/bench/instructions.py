@@ -15,8 +15,8 @@ pins and an I2C bus that drops its bytes (probe.py):
   stage, where there is one: the service's whole path);
 - tap frame: from the release of AUCTION to its frame sent, the screen readied (median);
 - readying wait: from a press landing as a screen is readied to its click (the worst of
-  six: at the start of each of the three readyings after a tick, in the hour and in an
-  auction);
+  24: at the start of each of the first twelve readyings after a tick, a screen a
+  readying or a slice of one, in the hour and in an auction);
 - first press: the same for the first press after the switch goes ON, on the first
   readying of the game (a figure apart: it may pay for what is done once);
 - hour: the tree's own in-process hour of play (`cityunit bench`'s virtual hour), played

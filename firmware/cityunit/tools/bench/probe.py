@@ -178,16 +178,18 @@ def keep() -> None:
     raise SystemExit(getattr(command, name)())
 
 
-TAPS, PRESSES = 5, 6
+TAPS, SLICES = 5, 12  # a tick's readying: 3 screens, each rendered, packed, planned 2 ways
+PRESSES = 2 * SLICES
 
 
 class Session:
     """Once the unit is READY, from a thread of the probe: the switch ON and a press on
     its first readying (a window apart: it pays for first uses), then TAPS taps of
     AUCTION, each a window from the release to its frame sent (every expected screen
-    readied first), and PRESSES presses of AUCTION landing as one of the (up to three)
-    readyings after a tick starts, in the hour and in an auction, each a window from the
-    edge to its click on the buzzer's pin (the LED's changes are the game's)."""
+    readied first), and PRESSES presses of AUCTION landing as each of the first SLICES
+    readyings after a tick starts (a screen a call, or a slice of one), in the hour and in
+    an auction, each a window from the edge to its click on the buzzer's pin (the LED's
+    changes are the game's)."""
 
     def __init__(self) -> None:
         from gpiozero.pins.mock import MockPWMPin
@@ -324,7 +326,7 @@ class Session:
             if n >= PRESSES // 2:
                 tap(auction)
                 time.sleep(2)
-            self.press_as_readying(auction, n % 3)
+            self.press_as_readying(auction, n % SLICES)
             if n < PRESSES // 2:
                 time.sleep(2)
                 tap(auction)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from gpiozero.pins.mock import MockFactory, MockPWMPin
@@ -103,8 +104,8 @@ class MeasuredPanel:
     def start(self) -> None:
         self.panel.start()
 
-    def prepare(self, image: Image.Image) -> None:
-        self.panel.prepare(image)
+    def readying(self, image: Image.Image) -> Iterator[None]:
+        return self.panel.readying(image)
 
     def display(self, image: Image.Image) -> None:
         before = self.bus.wire_bytes
