@@ -14,8 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cityunit.config import Config
+from cityunit.console.lines import MAX_LINE, LineReader, TooLong
 from cityunit.console.prompt import describe
-from cityunit.console.protocol import MAX_LINE, LineReader, Session, TooLong, event_json
+from cityunit.console.protocol import Session, event_json
 from cityunit.core.events import Event, EventKind
 from cityunit.loop.clock import VirtualClock
 from cityunit_sim.board import SimBoard

@@ -11,11 +11,12 @@ from __future__ import annotations
 import json
 import re
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Protocol
 
 from cityunit import __version__
+from cityunit.console.lines import MAX_LINE, TooLong, blank
 from cityunit.core import settings
 from cityunit.core.events import Event, EventKind
 from cityunit.core.gestures import Button
@@ -23,7 +24,6 @@ from cityunit.loop.clock import VirtualClock
 from cityunit.loop.runtime import Runtime
 
 PROTOCOL = "1.2"  # 1.1 added PROTOCOL and RESET to version 1; 1.2, SCREEN, EDGE, FAULT
-MAX_LINE = 256
 MAX_HOLD_MS = 600_000
 MAX_ADVANCE_MS = 7 * 24 * 3_600_000
 _SPACE = re.compile(r"[ \t]+")  # words are separated by ASCII spaces and tabs, nothing else
@@ -36,15 +36,24 @@ _TEXT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 def event_json(event: Event) -> str:
-    """One event as compact JSON. LED and tone changes, most of the stream, are written
-    directly: the same bytes as the json module, in a third of the time."""
-    kind, data = event.event, event.data
-    if kind is EventKind.LED:
-        return f'{{"t_ms":{event.t_ms},"event":"led","level":{data["level"]!r}}}'
-    if kind is EventKind.TONE:
-        hz = "null" if data["hz"] is None else data["hz"]
-        return f'{{"t_ms":{event.t_ms},"event":"tone","hz":{hz}}}'
+    """One event as compact JSON. LED and tone changes, most of the stream (thousands an
+    hour, a few levels and pitches), are written directly: the same bytes as the json
+    module, each level's or pitch's text made once."""
+    t, kind, data = event
+    if kind is _LED:
+        if (tail := _LED_TAILS.get(level := data["level"])) is None:
+            tail = _LED_TAILS[level] = f',"event":"led","level":{level!r}}}'
+        return f'{{"t_ms":{t}{tail}'
+    if kind is _TONE:
+        if (tail := _TONE_TAILS.get(hz := data["hz"])) is None:
+            tail = _TONE_TAILS[hz] = f',"event":"tone","hz":{"null" if hz is None else hz}}}'
+        return f'{{"t_ms":{t}{tail}'
     return _COMPACT(event.as_dict())
+
+
+_LED, _TONE = EventKind.LED, EventKind.TONE  # (a global is read in a tenth of a member's time)
+_LED_TAILS: dict[float, str] = {}  # (the patterns' few levels and pitches)
+_TONE_TAILS: dict[int | None, str] = {}
 
 
 class CommandError(Exception):
@@ -53,46 +62,6 @@ class CommandError(Exception):
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
         self.code = code
-
-
-class TooLong:
-    """A line over MAX_LINE bytes; its bytes were dropped."""
-
-    __slots__ = ()
-
-
-class LineReader:
-    """Bytes in, whole lines out; a line over 256 bytes is dropped, never buffered whole."""
-
-    def __init__(self) -> None:
-        self._buf = bytearray()
-        self._overflow = False
-
-    def feed(self, data: bytes) -> Iterator[bytes | TooLong]:
-        """The lines `data` completes, without their LF or CR LF; a partial line waits for
-        the next bytes."""
-        self._buf += data
-        while True:
-            end = self._buf.find(b"\n")
-            if end < 0:
-                if len(self._buf) > MAX_LINE + 1:  # room for the \r of a CRLF still to come
-                    self._overflow = True
-                    del self._buf[:]
-                return
-            line = bytes(self._buf[:end])
-            del self._buf[: end + 1]
-            if line.endswith(b"\r"):
-                line = line[:-1]
-            if self._overflow or len(line) > MAX_LINE:
-                self._overflow = False
-                yield TooLong()
-            else:
-                yield line
-
-
-def blank(line: bytes | TooLong) -> bool:
-    """A line of nothing but ASCII spaces and tabs: ignored, with no reply."""
-    return isinstance(line, bytes) and not line.strip(b" \t")
 
 
 def shown(word: str) -> str:

@@ -24,9 +24,10 @@ import threading
 from collections.abc import Callable
 from functools import partial
 
+from cityunit.console.lines import LineReader, TooLong, blank
 from cityunit.console.links import HungUp, Link
 from cityunit.console.outbox import Outbox
-from cityunit.console.protocol import Controls, LineReader, Session, TooLong, blank
+from cityunit.console.protocol import Controls, Session
 from cityunit.loop.inbox import Input
 from cityunit.loop.runtime import Runtime
 

@@ -8,18 +8,23 @@ the core wakes exactly when one changes, so nothing drifts and a replay is exact
 from __future__ import annotations
 
 from collections.abc import Callable
+from operator import itemgetter
+from typing import Any
 
 from cityunit.core import lights, sounds
-from cityunit.core.events import EventKind
+from cityunit.core.events import Event, EventKind, new_event
 from cityunit.core.patterns import Pattern, Track
 
-Emit = Callable[..., None]
+Tell = Callable[[int, EventKind, dict[str, Any]], None]  # (at, kind, its fields)
+_LED, _TONE = EventKind.LED, EventKind.TONE  # (a global is read in a tenth of a member's time)
+_WHEN = itemgetter(0)
 
 
 class Cues:
-    def __init__(self, emit: Emit, muted: Callable[[], bool]) -> None:
-        """`muted`: whether the volume is off now (asked at every sync)."""
-        self._emit = emit
+    def __init__(self, tell: Tell, muted: Callable[[], bool]) -> None:
+        """`tell`: each change of an output, with its time; `muted`: whether the volume is
+        off now (asked at every sync)."""
+        self._tell = tell
         self._is_muted = muted
         self.led: Track[float] = Track(0.0)
         self.buzzer: Track[int | None] = Track(None)
@@ -60,17 +65,58 @@ class Cues:
     def sync(self, now: int) -> None:
         """Take the outputs to `now`, telling each change, and wake at the next one. An
         output is recomputed only if its pattern changed or its next step is due."""
-        led, buzzer, muted = self.led, self.buzzer, self._is_muted()
+        self._step(now, self._is_muted())
+
+    def run(self, now: int, last: int, told: list[Event]) -> int:
+        """Every step of the outputs due by `last`, each change added to `told` at its own
+        time, in order (the LED's first at the same instant): where the last step left the
+        clock (`now` if none was due). An hour's thousands of steps, in batches: nothing
+        sets a pattern between them (the core runs them up to its next timer)."""
+        muted = self._is_muted()
+        if muted != self._muted:  # (the volume changed since the last sync: step by step)
+            while (at := self.next_at) is not None and at <= last:
+                self._step(now := max(now, at), muted)
+            return now
+        lights, tones = self.led.until(last), self.buzzer.until(last)
+        changes = self._lights(lights) + self._tones(tones, muted)
+        if lights and tones:
+            changes.sort(key=_WHEN)  # (stable: the LED's first at the same instant)
+        told += changes
+        self._wake()
+        return max(now, lights[-1][0] if lights else now, tones[-1][0] if tones else now)
+
+    def _lights(self, steps: list[tuple[int, float]]) -> list[Event]:
+        out, level = [], self.level
+        for t, value in steps:
+            if value != level:
+                out.append(new_event(Event, (t, _LED, {"level": value})))
+                level = value
+        self.level = level
+        return out
+
+    def _tones(self, steps: list[tuple[int, int | None]], muted: bool) -> list[Event]:
+        out, hz = [], self.hz
+        for t, value in steps:
+            if (value := None if muted else value) != hz:
+                out.append(new_event(Event, (t, _TONE, {"hz": value})))
+                hz = value
+        self.hz = hz
+        return out
+
+    def _step(self, now: int, muted: bool) -> None:
+        led, buzzer = self.led, self.buzzer
         if led.follow(now) and led.value != self.level:
             self.level = level = led.value
-            self._emit(EventKind.LED, level=level)
+            self._tell(now, _LED, {"level": level})
         if buzzer.follow(now) or muted != self._muted:
             self._muted = muted
             hz = None if muted else buzzer.value  # muted: silent; every light signal stays
             if hz != self.hz:
                 self.hz = hz
-                self._emit(EventKind.TONE, hz=hz)
-        at = led.changes_at  # the earlier of the two (earliest(), written out: the hot path)
-        if at is None or (buzzer.changes_at is not None and buzzer.changes_at < at):
-            at = buzzer.changes_at
-        self.next_at = at
+                self._tell(now, _TONE, {"hz": hz})
+        self._wake()
+
+    def _wake(self) -> None:
+        """At the earlier of the outputs' next steps."""
+        led, buzzer = self.led.changes_at, self.buzzer.changes_at
+        self.next_at = led if buzzer is None or (led is not None and led <= buzzer) else buzzer

@@ -87,6 +87,30 @@ class Track(Generic[V]):
         self.touched, self.changes_at = False, None if ms is None else t + ms
         return True
 
+    def until(self, last: int) -> list[tuple[int, V]]:
+        """Each step due by `last`, in order, as (when, the value from then): what `follow`
+        at each would give, nothing being set between. A repeating base with no overlay
+        (most of an hour's steps) is walked step by step, not looked up at each."""
+        out: list[tuple[int, V]] = []
+        while (t := self.changes_at) is not None and t <= last:
+            base, t0 = self._base
+            if self.touched or self._overlay is not None or len(base.steps) < 2 or not base.repeat:
+                self.follow(t)
+                out.append((t, self.value))
+                continue
+            steps, ends = base.steps, base.ends
+            elapsed = (t - t0) % ends[-1]
+            i = bisect.bisect_right(ends, elapsed)
+            value, after = steps[i][0], t + ends[i] - elapsed
+            out.append((t, value))
+            while after <= last:
+                i = i + 1 if i + 1 < len(steps) else 0
+                value, t = steps[i][0], after
+                out.append((t, value))
+                after = t + steps[i][1]
+            self.value, self.changes_at = value, after
+        return out
+
     def base_value(self, t: int) -> V:
         """The base's value at `t`, whatever the overlay; `rest` once a one-shot base ends."""
         pattern, t0 = self._base

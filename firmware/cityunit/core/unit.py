@@ -24,7 +24,7 @@ from typing import Any
 from cityunit.core import modes, settings, sounds
 from cityunit.core.cues import Cues
 from cityunit.core.debounce import Contact
-from cityunit.core.events import Event, EventKind
+from cityunit.core.events import Event, EventKind, new_event
 from cityunit.core.game import Game
 from cityunit.core.gestures import Button, Gesture, Gestures
 from cityunit.core.hour import HOUR_MS, HourClock
@@ -60,7 +60,7 @@ class Unit(modes.Context):
         self._save = self.timers.timer(self.worth_saving)
         self._frame = self.timers.timer()  # only wakes: `_changed` tells the observers
         self._until = now  # where the advance under way goes (now, between advances)
-        self.cues = Cues(self.emit, self._silent)
+        self.cues = Cues(self._told, self._silent)
         self.game = Game(self, rules)
         self._gestures = Gestures(self.timers, rules.long_press_ms, self._gesture)
         self._contacts = {
@@ -88,9 +88,9 @@ class Unit(modes.Context):
         while True:
             at = self.timers.next()  # first, the outputs' steps before it (they set no timer)
             last = t if at is None or at > t else at - 1
-            while (step := self.cues.next_at) is not None and step <= last:
-                self.now = max(self.now, step)
-                self._followed()
+            if (step := self.cues.next_at) is not None and step <= last:
+                self.now = self.cues.run(self.now, last, self._effects.events)
+                self.revision += 1
             if (due := self.timers.pop_due(t)) is None:
                 break
             at, timer = due
@@ -249,7 +249,11 @@ class Unit(modes.Context):
     # ----- what modes and the game ask of the unit (modes.Context, game.Host) -------------
 
     def emit(self, kind: EventKind, **data: Any) -> None:
-        self._effects.events.append(Event(self.now, kind, data))
+        self._told(self.now, kind, data)
+
+    def _told(self, t: int, kind: EventKind, data: dict[str, Any]) -> None:
+        """An event at `t` (the outputs' steps tell theirs at each step's own time)."""
+        self._effects.events.append(new_event(Event, (t, kind, data)))
         self.revision += 1
 
     def worth_saving(self) -> None:

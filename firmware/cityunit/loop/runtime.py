@@ -71,7 +71,7 @@ class Runtime:
         self._resave_due = False  # a failed save is handed over again, later
         if saver is not None:  # its thread wakes the loop to tell a change of trouble
             saver.on_trouble = partial(self.call, _nothing)
-        self._listeners: list[Listener] = [_log_event]
+        self._listeners: list[Listener] = []
         self._after_step: list[Callable[[], None]] = []
         self.snapshot: Snapshot = unit.snapshot()  # the latest, posted for other threads
         self.stopped = False
@@ -265,6 +265,7 @@ class Runtime:
             self.on_save(now, False)
         if self._tell_save_trouble(now):  # after what came before it
             effects.events += unit.drain().events
+        _log_events(effects.events)
         listeners = tuple(self._listeners)  # once a batch: one leaving skips nobody
         for event in effects.events:
             for listener in listeners:
@@ -347,10 +348,15 @@ def _nothing() -> None:
     """Work that only wakes the loop, for it to look again."""
 
 
-def _log_event(event: Event) -> None:
-    level = logging.DEBUG if event.event in OUTPUT_CHANGES else logging.INFO
-    if log.isEnabledFor(level):
-        log.log(level, "%s %s", event.event, event.data or "")
+def _log_events(events: list[Event]) -> None:
+    """Each event in the journal; the outputs' changes (most of them) at debug level, so
+    they are asked about once a batch."""
+    debug = log.isEnabledFor(logging.DEBUG)
+    for event in events:
+        if event.event not in OUTPUT_CHANGES:
+            log.info("%s %s", event.event, event.data or "")
+        elif debug:
+            log.debug("%s %s", event.event, event.data or "")
 
 
 H = TypeVar("H")
