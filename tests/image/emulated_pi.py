@@ -39,6 +39,13 @@ CARD_SIZE = 4 << 30  # QEMU's SD card must be a power of 2: the image, and room 
 BOARD = "bcm2837-rpi-zero-2-w.dtb"
 REVISION = "902120"  # a Pi Zero 2 W 1.0 (Sony UK, 512 MB), as its firmware says
 BOOT_S = 900  # to the unit's console: ~2-4 min here; generous for a busy machine
+# What stands for the display on the header's I2C (BSC1: the kernel's i2c-1): QEMU has no
+# SSD1306 (its ssd0303 refuses luma's stream), but an EEPROM at the display's address
+# acknowledges every byte a display would, so each of the unit's writes goes through (what
+# the glass would show is not modelled). QEMU's trace of the bus, with the host's time,
+# says when the first write reached that address.
+DISPLAY = ["-device", "at24c-eeprom,bus=i2c-bus.1,address=0x3c,rom-size=256"]
+_I2C_START = re.compile(r"@(\d+\.\d+):i2c_event start\(addr:0x3c\)")
 
 
 def qemu_root() -> Path:
@@ -163,11 +170,16 @@ class EmulatedPi:
     socket://), the kernel's and the journal's lines in `log`. A context manager: it
     ends the QEMU it started, by its pid."""
 
-    def __init__(self, card: Card, run_dir: Path) -> None:
+    def __init__(self, card: Card, run_dir: Path, display: bool = False, append: str = "") -> None:
+        """`display`: one stands on the header's I2C (DISPLAY); `append`: more words for
+        the kernel's command line than the card's cmdline.txt has."""
         self.card, self.dir = card, run_dir
         self.log = run_dir / "ttyS1.log"
         self.process: subprocess.Popen[bytes] | None = None
         self.port = 0
+        self.display, self.append = display, append
+        self.i2c = run_dir / "i2c.trace"
+        self.powered = 0.0  # the host's time.time() at power-on
 
     def boot(self) -> None:
         boot_dir = self.dir / "boot"
@@ -183,12 +195,25 @@ class EmulatedPi:
             "-serial", f"file:{self.log}", "-display", "none", "-monitor", "none",
             "-pidfile", str(self.dir / "qemu.pid"), "-no-reboot",
         ]  # fmt: skip
+        if self.append:
+            command[command.index("-append") + 1] += f" {self.append}"
+        if self.display:
+            command += [*DISPLAY, "-d", "trace:i2c_event", "-D", str(self.i2c),
+                        "-msg", "timestamp=on"]  # fmt: skip
         (self.dir / "qemu.command").write_text(shlex.join(command) + "\n")
         env = {**os.environ, "QEMU_MODULE_DIR": f"{qemu_root()}/usr/lib/x86_64-linux-gnu/qemu"}
         out = open(self.dir / "qemu.out", "ab")  # noqa: SIM115 (the process's, closed with it)
+        self.powered = time.time()
         self.process = subprocess.Popen(command, stdout=out, stderr=out, env=env)
         out.close()
         self.started = time.monotonic()
+
+    def first_write_s(self) -> float | None:
+        """Seconds from power-on to the first transfer to the display's address (None:
+        none yet), by QEMU's trace."""
+        text = self.i2c.read_text(errors="replace") if self.i2c.exists() else ""
+        found = _I2C_START.search(text)
+        return None if found is None else float(found[1]) - self.powered
 
     def wait_for(self, pattern: str, timeout: float = BOOT_S) -> str:
         """The first line of the kernel's console matching `pattern` (a regex), waited for."""

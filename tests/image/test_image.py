@@ -363,3 +363,57 @@ def test_a_last_good_copy_larger_than_a_config_stays_off_the_card(
     emulated.wait_for(r"Finished cityunit-card\.service")
     emulated.cut_power()
     assert card.read("cityunit.toml") == flashed
+
+
+# Printed by the emulated Pi once the unit is active: what its start waited for.
+CRITICAL_CHAIN = (
+    "systemd.run=\"/bin/sh -c 'until systemctl -q is-active cityunit; do sleep 1; done;"
+    " systemd-analyze critical-chain cityunit.service'\""
+    " systemd.run_success_action=none systemd.run_failure_action=none"
+)
+_STAMP = re.compile(r"^\[\s*(\d+\.\d+)\]")
+
+
+def guest_s(line: str) -> float:
+    """The guest's own clock (seconds since its kernel started) on a journal line."""
+    stamp = _STAMP.match(line)
+    assert stamp, f"no time on {line!r}"
+    return float(stamp[1])
+
+
+def test_power_on_to_first_light_and_to_ready_are_timed(
+    card: Card, emulated: EmulatedPi, tmp_path: Path
+) -> None:
+    """Issue 41: with a display on the header's I2C (DISPLAY: it acknowledges every byte),
+    the first boot's unit keeps its first light, and at the next boot the service's first
+    stage lights the glass before the unit's imports. From power-on, for each boot: the
+    first write to the display's address (QEMU's trace), the unit READY (systemd's
+    "Started"), and the critical chain that led to it (docs/performance.md has them)."""
+    emulated.cut_power()
+    if b"forward_to_console" not in card.read("cmdline.txt"):
+        journal_on_the_uart(card)
+    timed = {}
+    for boot in ("first", "next"):
+        (run := tmp_path / boot).mkdir()
+        with EmulatedPi(card, run, display=True, append=CRITICAL_CHAIN) as pi:
+            ready = guest_s(pi.wait_for(r"Started cityunit\.service"))
+            seen = time.monotonic() - pi.started  # (the log is read each second)
+            if boot == "first":
+                pi.wait_for(r"kept, for the first light of the next start")
+            else:
+                lit = pi.wait_for(r"first light: the glass lit before the unit started")
+                assert "the switch read OFF" in lit
+            pi.wait_for(r"Finished kernel-command-line\.service")
+            write = pi.first_write_s()
+            assert write is not None, "no write reached the display's address"
+            log = pi.log.read_text(errors="replace")
+            chain = [
+                line for line in log.splitlines() if re.search(r"\b(sh|systemd-analyze)\[", line)
+            ]
+            timed[boot] = (write, seen, chain)
+            print(f"\n{boot} boot, from power-on: the first write to 0x3C {write:.1f} s,"
+                  f" READY seen {seen:.0f} s (at {ready:.1f} s of the guest's clock)",
+                  *chain, sep="\n")  # fmt: skip
+    first, later = timed["first"], timed["next"]
+    assert later[0] < later[1] - 1, "the next boot's glass is lit before its READY"
+    assert first[2] and later[2], "the critical chain was printed"

@@ -388,11 +388,15 @@ def test_the_keepsake_is_written_when_due_and_changed_and_a_full_card_stops_noth
     monkeypatch.setattr(keepsake, "save_atomic", lambda p, d: (writes.append(clock.now_ms()),
                                                                 save(p, d))[1])  # fmt: skip
     board.runtime.pump()
+    caplog.set_level(logging.INFO)
     for t in range(1_000, 181_000, 1_000):  # three minutes of play, a save every 5 s
         board.runtime.advance_to(t, clock)
         keeper.flush()  # (each write in its turn: the times below are the clock's)
     assert writes[0] >= keepsake.FIRST_MS and len(writes) == 3, writes
     assert all(b - a >= keepsake.EVERY_MS for a, b in itertools.pairwise(writes))
+    told = [r.getMessage() for r in caplog.records if "next start" in r.getMessage()]
+    assert told == [f"{keeper.path}: kept, for the first light of the next start"], told
+    caplog.clear()
 
     def full(path: Path, data: bytes) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")

@@ -65,6 +65,7 @@ class Keeper:
         with contextlib.suppress(OSError):
             self._kept = self.path.read_bytes()
         self._trouble: str | None = None
+        self._told = False  # the journal was told a keepsake was kept
         self._writer = Latest(self._write, "keepsake")
         # The first, due whether or not a game is saved then (with the switch OFF, none is).
         board.runtime.later(self._due, lambda at: self.saved(at, final=False))
@@ -94,6 +95,9 @@ class Keeper:
         if trouble != self._trouble:
             self._trouble = trouble
             log.warning("%s", trouble or f"{self.path}: kept again")
+        elif trouble is None and not self._told:  # once a run: the next start lights at once
+            log.info("%s: kept, for the first light of the next start", self.path)
+        self._told = self._told or trouble is None
 
     def flush(self, timeout: float = 5.0) -> bool:
         """Wait until what was handed over is written (or has failed)."""
