@@ -141,13 +141,12 @@ class Kernel:
         monkeypatch.setattr(first_light, "LIT", first_light.Lit())
 
 
-def config_file(tmp_path: Path) -> tuple[str, int, int, int]:
-    """The config file the unit read (as run.py stats it): ARGV names it."""
+def config_file(tmp_path: Path) -> tuple[str, bytes]:
+    """The config file the unit read good, as run.py hands it over: ARGV names it."""
     path = tmp_path / "config.toml"
     if not path.exists():
         path.write_text("# the defaults\n")
-    status = path.stat()
-    return (str(path), status.st_ino, status.st_size, status.st_mtime_ns)
+    return (str(path), path.read_bytes())
 
 
 def argv(tmp_path: Path) -> list[str]:
@@ -264,6 +263,8 @@ def test_the_switch_chooses_the_frame_and_an_unread_switch_shows_off(tmp_path, m
         "too big",
         "config edited",
         "another config",
+        "config a fifo",
+        "config missing",
     ],
 )
 def test_what_the_first_stage_cannot_do_is_skipped_and_the_unit_starts_as_before(
@@ -302,9 +303,14 @@ def test_what_the_first_stage_cannot_do_is_skipped_and_the_unit_starts_as_before
         path.unlink()
         os.mkfifo(path)  # would hang a plain open() and read()
     elif damage == "too big":
-        path.write_bytes(path.read_bytes() + bytes(70_000))
+        path.write_bytes(path.read_bytes() + bytes(2 * first_light.CONFIG_BYTES))
     elif damage == "config edited":
         (tmp_path / "config.toml").write_text("[pins]\nled = 12\n")
+    elif damage == "config a fifo":
+        (tmp_path / "config.toml").unlink()
+        os.mkfifo(tmp_path / "config.toml")  # would hang a plain open() and read()
+    elif damage == "config missing":
+        (tmp_path / "config.toml").unlink()
     kernel.install(monkeypatch)
     given = argv(tmp_path)
     if damage == "another config":
@@ -324,6 +330,22 @@ def test_what_the_first_stage_cannot_do_is_skipped_and_the_unit_starts_as_before
     panel.display(Image.new("1", (128, 64)))
     assert glass.visible() == [bytes(128)] * 8 and glass.on
     assert panel.sent == WHOLE["ssd1306", "i2c"] + 3, "whole, and the glass lit"
+
+
+def test_the_same_config_written_anew_still_lights(tmp_path, monkeypatch) -> None:
+    """The card's case: its FAT gives cityunit.toml a new inode at each mount, and a copy
+    a new time. The config is the one kept with as long as its bytes are."""
+    bus = controller("ssd1306", "i2c")
+    path = kept_by_a_unit(tmp_path, config_for(bus), False, controller("ssd1306", "i2c"))
+    config = tmp_path / "config.toml"
+    text = config.read_bytes()
+    config.unlink()
+    config.write_bytes(text)
+    os.utime(config, (1, 1))
+    Kernel(controller("ssd1306", "i2c")).install(monkeypatch)
+    lit = first_light.light(str(path), argv(tmp_path))
+    assert lit.glass is not None and lit.switch is False
+    lit.release()
 
 
 @pytest.mark.parametrize("lit", [False, True])

@@ -8,7 +8,7 @@ The service's launcher (systemd/start) runs it under `python -S`, then adds site
 and runs the unit.
 
 What to do was kept by the unit itself beside its saved game (service/keepsake.py), for
-the config file as it was then (edited since, the keepsake is not used): the lines of the
+the config file as it was then (its bytes: edited since, the keepsake is not used): the lines of the
 switch and the LED, the display's bus, luma's init sequence without its DISPLAYOFF, and
 each switch position's whole frame as the very bytes each write puts on the bus.
 Anything that cannot be done (no keepsake, a damaged one, no device, a wrong bus) is
@@ -26,8 +26,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-FORMAT = 2  # the keepsake's layout: one the unit wrote for another is not read
+FORMAT = 3  # the keepsake's layout: one the unit wrote for another is not read
 NAME = "first-light"  # in the service's StateDirectory
+CONFIG_BYTES = 65536  # a config file's at most (config.MAX_BYTES); a keepsake holds one
 
 # linux/gpio.h, the character device's v2 interface
 GET_LINE = 0xC250B407  # GPIO_V2_GET_LINE_IOCTL: struct gpio_v2_line_request, 592 bytes
@@ -151,28 +152,34 @@ def attempt(step: "Callable[..., object]", *args: object) -> object:
         return FAILED
 
 
-def read(path: str) -> "dict[str, Any]":
-    """The keepsake: a regular file of the service's own, 64 KiB at most (a link, a FIFO
-    or a device there is refused before it can hang or flood the start)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+def regular(path: str, limit: int, flags: int = 0) -> bytes:
+    """A regular file's bytes, `limit` at most: a FIFO or a device there is refused
+    before it can hang or flood the start (ValueError)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | flags)
     try:
         status = os.fstat(fd)
-        if status.st_mode & 0o170000 != 0o100000 or status.st_size > 65536:
+        if status.st_mode & 0o170000 != 0o100000 or status.st_size > limit:
             raise ValueError(path)
-        kept = marshal.loads(os.read(fd, 65537))
+        return os.read(fd, limit + 1)
     finally:
         os.close(fd)
+
+
+def read(path: str) -> "dict[str, Any]":
+    """The keepsake: a regular file of the service's own (not a link), a config and some
+    frames in size at most."""
+    kept = marshal.loads(regular(path, 2 * CONFIG_BYTES, os.O_NOFOLLOW))
     if kept["format"] != FORMAT:
         raise ValueError(kept["format"])
     return kept  # type: ignore[no-any-return]
 
 
-def same_config(kept: tuple[str, int, int, int], argv: list[str]) -> bool:
-    """Whether the unit starts with the config file the keepsake was kept with, as it
-    was: another file, or the same edited since, may name other pins and another bus."""
+def same_config(kept: tuple[str, bytes], argv: list[str]) -> bool:
+    """Whether the unit starts with the config file the keepsake was kept with, to the
+    byte: another file, or the same edited since, may name other pins and another bus.
+    (Not by its inode and time: a card's FAT numbers its files anew at each mount.)"""
     given = argv[argv.index("--config") + 1] if "--config" in argv else None
-    status = os.stat(kept[0])
-    return given == kept[0] and (status.st_ino, status.st_size, status.st_mtime_ns) == kept[1:]
+    return given == kept[0] and regular(given, CONFIG_BYTES) == kept[1]
 
 
 def light(path: str, argv: list[str]) -> Lit:

@@ -48,12 +48,12 @@ def gpio_chip(factory: Any) -> str | None:
 
 class Keeper:
     """Keeps the keepsake for one board in `directory` (systemd's StateDirectory), for
-    the config file `config` (its path, inode, size and mtime when the unit read it):
+    the config file `config` (its path as given, and the bytes the unit read good):
     worked out on the loop thread, where the game and the panel are, and written (two
     fsyncs) on a thread of its own, as the game is, the latest winning. `close()` (the
     board's, after the stop's keepsake) waits for the last write."""
 
-    def __init__(self, board: Board, directory: Path, config: tuple[str, int, int, int]) -> None:
+    def __init__(self, board: Board, directory: Path, config: tuple[str, bytes]) -> None:
         self._board = board
         self._config = config
         self.path = directory / NAME

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
-import os
 import sys
 import warnings
 from collections.abc import Callable, Iterator
@@ -39,9 +38,10 @@ def run(args: argparse.Namespace) -> int:
             if args.off:
                 return _leave_off(args.config, args.or_last_good)
             refused: Screen | None = None
+            raw: bytes | None = None  # the file's bytes, as read good
             if args.or_last_good and not args.check:
                 config: Config | None
-                config, refused = _config_or_last_good(args.config)
+                config, refused, raw = _config_or_last_good(args.config)
             else:
                 config = read_config(args.config, system_default=True)
             if config is None:
@@ -49,16 +49,17 @@ def run(args: argparse.Namespace) -> int:
             if args.check:
                 print(f"{config.source}: OK")
                 return 0
-            return _serve(args, config, clock, inbox, refused)
+            return _serve(args, config, clock, inbox, refused, raw)
         except _NoPins as e:
             print(f"cityunit run{' --off' * args.off}: {e}", file=sys.stderr)
             return 2
 
 
-def _config_or_last_good(path: Path | None) -> tuple[Config, Screen | None]:
-    """The config, its bytes kept as the last good ones; or, with mistakes (each printed),
-    the last good one or the defaults, and the screen that says so. Kept in systemd's
-    StateDirectory, whatever state.dir the file names (a refused file names none)."""
+def _config_or_last_good(path: Path | None) -> tuple[Config, Screen | None, bytes | None]:
+    """The config and its bytes, kept as the last good ones; or, with mistakes (each
+    printed), the last good one or the defaults, the screen that says so, and no bytes.
+    Kept in systemd's StateDirectory, whatever state.dir the file names (a refused file
+    names none)."""
     from cityunit.config import ConfigError, file_to_read, load_raw
     from cityunit.service import fallback
 
@@ -68,9 +69,9 @@ def _config_or_last_good(path: Path | None) -> tuple[Config, Screen | None]:
     except ConfigError as e:
         for line in e.lines:
             print(line, file=sys.stderr)
-        return fallback.instead(e, str(file_to_read(path)), kept)
+        return *fallback.instead(e, str(file_to_read(path)), kept), None
     fallback.keep(raw, kept)
-    return config, None
+    return config, None, raw
 
 
 def _keeper(or_last_good: bool) -> Callable[[bytes], None]:
@@ -138,12 +139,17 @@ def _opening_pins() -> Iterator[None]:
 
 
 def _serve(
-    args: argparse.Namespace, config: Config, clock: Clock, inbox: Inbox, refused: Screen | None
+    args: argparse.Namespace,
+    config: Config,
+    clock: Clock,
+    inbox: Inbox,
+    refused: Screen | None,
+    raw: bytes | None,
 ) -> int:
     from cityunit.loop.store import Busy
 
     try:
-        board, notifier = _board(args, config, clock, inbox)
+        board, notifier = _board(args, config, clock, inbox, raw)
     except Busy as e:
         print(f"cityunit run: {e}", file=sys.stderr)
         return 2
@@ -164,10 +170,11 @@ def _serve(
 
 
 def _board(
-    args: argparse.Namespace, config: Config, clock: Clock, inbox: Inbox
+    args: argparse.Namespace, config: Config, clock: Clock, inbox: Inbox, raw: bytes | None
 ) -> tuple[Board, Notifier]:
     """The unit on its pins, taken over from the first stage (service/first_light.py), and
-    systemd's notifier."""
+    systemd's notifier; the next start's first light kept for the config file as read
+    (`raw`: its bytes; None, a fallback's or the defaults': none kept)."""
     from cityunit.board import Board, configured_panel
     from cityunit.parts.gpio import pin_factory, pwm_root
     from cityunit.parts.notify import Notifier
@@ -185,18 +192,9 @@ def _board(
             state_dir=state_dir(config), inbox=inbox, heartbeat=heartbeat,
             status=notifier.status, panel=configured_panel(config, lit=LIT.glass),
         )  # fmt: skip
-    if (kept := systemd_state_dir()) is not None and (read := _read(config)) is not None:
+    if (kept := systemd_state_dir()) is not None and raw is not None:
         from cityunit.service.keepsake import Keeper  # the next start's first light
 
-        board.runtime.on_save = board.attach(Keeper(board, kept, read)).saved
+        keeper = Keeper(board, kept, (config.source, raw))
+        board.runtime.on_save = board.attach(keeper).saved
     return board, notifier
-
-
-def _read(config: Config) -> tuple[str, int, int, int] | None:
-    """The config file the unit plays with, as it is now (just read): its path as the
-    command line named it, inode, size and mtime. None for the built-in defaults."""
-    try:
-        status = os.stat(config.source)
-    except OSError:
-        return None
-    return (config.source, status.st_ino, status.st_size, status.st_mtime_ns)

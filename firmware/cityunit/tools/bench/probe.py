@@ -71,10 +71,15 @@ def find(*names: str):  # type: ignore[no-untyped-def]
     raise SystemExit(f"probe: none of {names} in {TREE}")
 
 
+def service() -> list[str]:
+    """The service's command line (systemd/cityunit.service's ExecStart), the seed fixed."""
+    return ["cityunit", "run", "--config", CONFIG, "--or-last-good", "--seed", "3"]
+
+
 def entry() -> None:
     """The tree's service, as systemd starts it: what pip's console script runs (`re`
     first)."""
-    sys.argv = ["cityunit", "run", "--config", CONFIG, "--seed", "3"]
+    sys.argv = service()
     import re  # noqa: F401 (pip's console script's first line)
 
     command, name = find("cityunit.__main__:main")  # the measured tree's, not this one's
@@ -143,7 +148,7 @@ def first_light() -> None:
     import fcntl  # (the first stage's own import, come first)
 
     sys.modules["fcntl"] = kernel().Ioctl(fcntl, DEV)
-    sys.argv = ["cityunit", "run", "--config", CONFIG, "--seed", "3"]
+    sys.argv = service()
     from cityunit.service.first_light import keepsake, light  # as systemd/start does
 
     light(keepsake(), sys.argv)
@@ -173,7 +178,7 @@ def keep() -> None:
     from cityunit.service import keepsake
 
     keepsake.gpio_chip = lambda factory: os.path.join(DEV, "gpiochip0")
-    sys.argv = ["cityunit", "run", "--config", CONFIG, "--seed", "3"]
+    sys.argv = service()
     command, name = find("cityunit.__main__:main")
     raise SystemExit(getattr(command, name)())
 
