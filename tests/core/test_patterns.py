@@ -85,3 +85,42 @@ def test_the_outputs_run_in_a_batch_tell_what_stepping_them_tells(
     assert told == heard and end == now
     assert (batch.level, batch.hz, batch.next_at) == (single.level, single.hz, single.next_at)
     assert all(e.event in (EventKind.LED, EventKind.TONE) for e in told)
+
+
+presses = st.lists(
+    st.tuples(
+        st.sampled_from(["auction", "build"]), st.integers(0, 120_000), st.integers(30, 2_500)
+    ),
+    max_size=6,
+)
+
+
+@given(presses, st.lists(st.integers(1, 700), min_size=1, max_size=20))
+def test_a_unit_advanced_in_one_leap_tells_what_small_steps_tell(taps, steps) -> None:
+    """The unit's whole path: buttons pressed and let go, the switch ON, an auction's
+    flashes and beeps, a permit's; the clock moved on in one leap to each input, or in
+    small steps (each step's outputs then taken a few at a time). The same events, at
+    the same times, in the same order."""
+    import random
+
+    from cityunit.core.gestures import Button
+    from cityunit.core.rules import Rules
+    from cityunit.core.unit import Unit
+
+    def play(leap: bool) -> list[Event]:
+        unit = Unit(Rules(), random.Random(7))
+        unit.switch(True, 0)
+        now, told, sizes = 0, [], iter(steps * 400)
+        inputs = sorted((at, kind, button) for button, down, held in taps
+                        for at, kind in ((down, "press"), (down + held, "release")))  # fmt: skip
+        for at, kind, button in [*inputs, (150_000, "end", "")]:
+            while not leap and now < at:
+                unit.advance(now := min(at, now + next(sizes, 700)))
+            unit.advance(at)
+            if kind != "end":
+                getattr(unit, kind)(Button(button), at)
+            now = at
+            told += unit.drain().events
+        return told
+
+    assert play(leap=True) == play(leap=False)

@@ -16,7 +16,7 @@ from cityunit.core.notice import NOTICE_MS
 from cityunit.core.rules import Rules
 from cityunit.core.screens import HourScreen, RefusedScreen
 from cityunit.core.unit import Unit
-from cityunit.service import fallback
+from cityunit.service import fallback, first_light
 from fakes import cable, run_unit
 
 GOOD = '[display]\ndriver = "none"\n[game]\nlanguage = "fr"\n'
@@ -182,6 +182,7 @@ def test_the_service_plays_on_with_a_refused_file_and_says_so(tmp_path: Path) ->
     assert (state / fallback.COPY).read_text() == head + GOOD
 
     config.write_text(head + BAD)
+    (state / first_light.NAME).write_bytes(b"kept by an earlier run")
     unit = run_unit(config, "--or-last-good", STATE_DIRECTORY=str(state))
     try:
         fd = os.open(tester_end, os.O_RDWR | os.O_NOCTTY)
@@ -204,6 +205,8 @@ def test_the_service_plays_on_with_a_refused_file_and_says_so(tmp_path: Path) ->
         assert unit.finish() == 0
     assert any("auction.min_s: must be" in line for line in unit.log)
     assert any("plays with its last good copy" in line for line in unit.log)
+    # An earlier game's first light is gone: the file put right, it would show its screen.
+    assert not (state / first_light.NAME).exists()
 
 
 def test_off_after_a_refused_start_silences_the_pins_the_unit_played_with(

@@ -332,6 +332,13 @@ def test_what_the_first_stage_cannot_do_is_skipped_and_the_unit_starts_as_before
     assert panel.sent == WHOLE["ssd1306", "i2c"] + 3, "whole, and the glass lit"
 
 
+def test_the_first_stage_reads_a_config_as_large_as_the_unit_does() -> None:
+    """Past it, a config the unit reads good would never light early."""
+    from cityunit import config
+
+    assert first_light.CONFIG_BYTES == config.MAX_BYTES
+
+
 def test_the_same_config_written_anew_still_lights(tmp_path, monkeypatch) -> None:
     """The card's case: its FAT gives cityunit.toml a new inode at each mount, and a copy
     a new time. The config is the one kept with as long as its bytes are."""

@@ -77,13 +77,13 @@ class Cues:
             while (at := self.next_at) is not None and at <= last:
                 self._step(now := max(now, at), muted)
             return now
-        lights, tones = self.led.until(last), self.buzzer.until(last)
-        changes = self._lights(lights) + self._tones(tones, muted)
-        if lights and tones:
+        leds, tones = self.led.until(last), self.buzzer.until(last)
+        changes = self._lights(leds) + self._tones(tones, muted)
+        if leds and tones:
             changes.sort(key=_WHEN)  # (stable: the LED's first at the same instant)
         told += changes
         self._wake()
-        return max(now, lights[-1][0] if lights else now, tones[-1][0] if tones else now)
+        return max(now, leds[-1][0] if leds else now, tones[-1][0] if tones else now)
 
     def _lights(self, steps: list[tuple[int, float]]) -> list[Event]:
         out, level = [], self.level

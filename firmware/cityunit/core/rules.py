@@ -64,6 +64,9 @@ class Section(Value):
         for name, key in declared.items():
             key.name = name
         cls.KEYS = (*cls.KEYS, *declared.values())
+        names = tuple(key.name for key in cls.KEYS)  # each once, and each a field (annotated)
+        if names != cls.__match_args__:
+            raise TypeError(f"{cls.__name__}: settings {names} are not its fields")
 
     def __init__(self, **given: Any) -> None:
         for key in self.KEYS:

@@ -17,6 +17,7 @@ import heapq
 import itertools
 import logging
 import subprocess
+from collections import deque
 from collections.abc import Callable
 from functools import partial
 from typing import TypeVar
@@ -39,10 +40,11 @@ Listener = Callable[[Event], None]
 # 0.5 ms here, a few ms on a Pi Zero 2 W), and only while the next deadline is further off
 # than twice what a slice takes, and AHEAD_MS at the least: a step due must not wait
 # behind one, and an auction's busy tunes still leave gaps for it. What one takes is the
-# longest lately, from AHEAD_START_MS, less 1/8 each slice: one can take ten times the one
-# before (a render not cached).
+# longest of the last AHEAD_SLICES (from AHEAD_START_MS): more than a tick's readying, so
+# the render's time, three times a pack's, is still the one counted at the next render.
 AHEAD_MS = 2
 AHEAD_START_MS = 20
+AHEAD_SLICES = 16
 
 
 class Runtime:
@@ -81,7 +83,7 @@ class Runtime:
         self._seen = -1  # the core's revision the outputs last followed
         self._later: list[tuple[int, int, Callable[[int], None]]] = []
         self._later_seq = itertools.count()
-        self._ahead_ms = AHEAD_START_MS  # what a slice of readying takes, at most lately
+        self._slices: deque[int] = deque([AHEAD_START_MS], maxlen=AHEAD_SLICES)  # ms each
         self._heartbeat = heartbeat  # (every ms, what): e.g. feeding systemd's watchdog
         if heartbeat is not None:
             self.later(clock.now_ms(), self._beat)
@@ -130,8 +132,7 @@ class Runtime:
                     assert self.display is not None
                     start = self.clock.now_ms()
                     self.display.prepare_next()  # one slice, then look again
-                    took = self.clock.now_ms() - start
-                    self._ahead_ms = max(took, self._ahead_ms * 7 // 8)
+                    self._slices.append(self.clock.now_ms() - start)
                     continue
                 self._serve(work)
             else:
@@ -143,7 +144,7 @@ class Runtime:
             return False
         if deadline is None or self.clock.virtual:  # nothing due, or time waits for us
             return True
-        return deadline - self.clock.now_ms() > max(AHEAD_MS, 2 * self._ahead_ms)
+        return deadline - self.clock.now_ms() > max(AHEAD_MS, 2 * max(self._slices))
 
     def pump(self) -> bool:
         """Do all the work already in, without waiting; False once stopped."""

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 FORMAT = 3  # the keepsake's layout: one the unit wrote for another is not read
 NAME = "first-light"  # in the service's StateDirectory
-CONFIG_BYTES = 65536  # a config file's at most (config.MAX_BYTES); a keepsake holds one
+CONFIG_BYTES = 65536  # a config file's at most (config.MAX_BYTES: a test holds them equal)
 
 # linux/gpio.h, the character device's v2 interface
 GET_LINE = 0xC250B407  # GPIO_V2_GET_LINE_IOCTL: struct gpio_v2_line_request, 592 bytes
@@ -155,7 +155,7 @@ def attempt(step: "Callable[..., object]", *args: object) -> object:
 def regular(path: str, limit: int, flags: int = 0) -> bytes:
     """A regular file's bytes, `limit` at most: a FIFO or a device there is refused
     before it can hang or flood the start (ValueError)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | flags)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC | flags)
     try:
         status = os.fstat(fd)
         if status.st_mode & 0o170000 != 0o100000 or status.st_size > limit:

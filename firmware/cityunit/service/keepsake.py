@@ -84,6 +84,9 @@ class Keeper:
         if data is not None and data != self._kept:
             self._kept = data
             self._writer.hand(data)
+        elif data is not None and not self._told:  # found as it is: kept all the same
+            self._told = True
+            log.info("%s: kept, for the first light of the next start", self.path)
 
     def _write(self, data: bytes) -> None:
         """On the writer's thread: written, or why not, said when that changes."""

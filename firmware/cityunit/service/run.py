@@ -174,7 +174,8 @@ def _board(
 ) -> tuple[Board, Notifier]:
     """The unit on its pins, taken over from the first stage (service/first_light.py), and
     systemd's notifier; the next start's first light kept for the config file as read
-    (`raw`: its bytes; None, a fallback's or the defaults': none kept)."""
+    (`raw`: its bytes; None, a fallback's or the defaults': none kept, and an older one
+    removed: restoring the file would otherwise show that older game's screen)."""
     from cityunit.board import Board, configured_panel
     from cityunit.parts.gpio import pin_factory, pwm_root
     from cityunit.parts.notify import Notifier
@@ -197,4 +198,9 @@ def _board(
 
         keeper = Keeper(board, kept, (config.source, raw))
         board.runtime.on_save = board.attach(keeper).saved
+    elif kept is not None:  # a fallback's run: what was kept is older than this game
+        from cityunit.service.first_light import NAME
+
+        with contextlib.suppress(OSError):
+            (kept / NAME).unlink()
     return board, notifier
