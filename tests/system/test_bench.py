@@ -237,3 +237,21 @@ def test_a_module_not_there_is_not_deferred(monkeypatch) -> None:
     startup.defer_unused()
     assert "json.nosuch" not in sys.modules and "nosuch.module" not in sys.modules
     assert sys.modules["json"] is before
+
+
+def test_a_measurement_leaves_the_units_log_level_as_it_found_it() -> None:
+    """The bench quiets the unit's events while it measures, then gives the level back:
+    a level left at WARNING hid the INFO lines of every later test in the process."""
+    import logging
+
+    from cityunit.tools.bench.rig import quiet
+
+    logger = logging.getLogger("cityunit")
+    before = logger.level
+    logger.setLevel(logging.DEBUG)
+    try:
+        with quiet():
+            assert logger.level == logging.WARNING
+        assert logger.level == logging.DEBUG
+    finally:
+        logger.setLevel(before)

@@ -417,7 +417,7 @@ def test_the_keepsake_is_written_when_due_and_changed_and_a_full_card_stops_noth
     monkeypatch.setattr(keepsake, "save_atomic", lambda p, d: (writes.append(clock.now_ms()),
                                                                 save(p, d))[1])  # fmt: skip
     board.runtime.pump()
-    caplog.set_level(logging.INFO)
+    caplog.set_level(logging.INFO, logger="cityunit")
     for t in range(1_000, 181_000, 1_000):  # three minutes of play, a save every 5 s
         board.runtime.advance_to(t, clock)
         keeper.flush()  # (each write in its turn: the times below are the clock's)

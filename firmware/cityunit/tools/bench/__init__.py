@@ -11,7 +11,6 @@ a Pi; `cityunit bench --device`, on a Pi, measures the real bus and pins.
 from __future__ import annotations
 
 import json
-import logging
 import os
 import sys
 from collections.abc import Callable
@@ -20,7 +19,7 @@ from typing import Any
 from cityunit.tools.bench.bus import frames, rendering
 from cityunit.tools.bench.hour import console_hour, virtual_hour
 from cityunit.tools.bench.page import page
-from cityunit.tools.bench.rig import Rig
+from cityunit.tools.bench.rig import Rig, quiet
 from cityunit.tools.bench.timing import auctions, config_check, idle_cpu, latency, startup
 
 __all__ = ["TARGETS", "Rig", "main", "run"]
@@ -63,11 +62,11 @@ def run(quick: bool = False) -> dict[str, Any]:
     return figures
 
 
+@quiet()
 def main(as_json: bool, quick: bool, slow: float | None = None) -> int:
     """The figures against their targets, or as one JSON object; `slow`: as a CPU that
     many times slower gives them (bench.slow). 0, since a figure over its target is news,
     not a failure; 2 where the CPU cannot be slowed, saying why."""
-    logging.getLogger("cityunit").setLevel(logging.WARNING)  # the unit's events are not news here
     if slow is None:
         figures = run(quick)
     else:

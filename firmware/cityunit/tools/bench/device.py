@@ -9,7 +9,6 @@ into an issue.
 
 from __future__ import annotations
 
-import logging
 import platform
 import statistics
 import time
@@ -29,7 +28,7 @@ from cityunit.core.screens import AuctionScreen, HourScreen, PermitScreen, Scree
 from cityunit.display.render import render
 from cityunit.parts.gpio import pin_factory, pwm_root
 from cityunit.tools.bench.hour import virtual_hour
-from cityunit.tools.bench.rig import I2C_HZ, bus_ms, ms, pct
+from cityunit.tools.bench.rig import I2C_HZ, bus_ms, ms, pct, quiet
 
 # Frames in the order a game shows them: the clock ticking, an auction moving, the screens
 # taps bring. Each is timed on the real bus, and its bytes counted on a recorder.
@@ -132,10 +131,10 @@ def pins(config: Config) -> list[str]:
     ]
 
 
+@quiet()
 def report(config: Config, bus: Any = None, gpio: Any = None) -> str:
     """The whole report, as text to paste into an issue: the machine, the pins, the frames
     on the real panel (`bus`, `gpio`: stand-ins), and an hour of play computed."""
-    logging.getLogger("cityunit").setLevel(logging.WARNING)  # the hour's events are not news
     model = Path("/proc/device-tree/model")
     machine = model.read_text().strip("\0\n") if model.exists() else platform.machine()
     hour = virtual_hour()

@@ -3,6 +3,8 @@ Pi's I2C bus would carry, a panel that notes each frame, and the unit running on
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import threading
 import time
 from collections.abc import Iterator
@@ -20,6 +22,20 @@ from cityunit.parts.gpio import mock_pins
 
 I2C_HZ = 400_000  # the installer's bus speed
 BITS_PER_BYTE = 9  # eight bits and the acknowledge
+
+
+@contextlib.contextmanager
+def quiet() -> Iterator[None]:
+    """The unit's events are not news in a measurement: its logger at WARNING meanwhile,
+    then as it was (a caller's own level, a test's capture, is left as it found it).
+    Usable as a decorator."""
+    logger = logging.getLogger("cityunit")
+    level = logger.level
+    logger.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
 def pct(values: list[float], q: float) -> float:
