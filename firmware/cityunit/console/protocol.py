@@ -18,7 +18,7 @@ from typing import Protocol
 from cityunit import __version__
 from cityunit.console.lines import MAX_LINE, TooLong, blank
 from cityunit.core import settings
-from cityunit.core.events import Event, EventKind
+from cityunit.core.events import LED, TONE, Event
 from cityunit.core.gestures import Button
 from cityunit.loop.clock import VirtualClock
 from cityunit.loop.runtime import Runtime
@@ -40,18 +40,17 @@ def event_json(event: Event) -> str:
     hour, a few levels and pitches), are written directly: the same bytes as the json
     module, each level's or pitch's text made once."""
     t, kind, data = event
-    if kind is _LED:
+    if kind is LED:
         if (tail := _LED_TAILS.get(level := data["level"])) is None:
             tail = _LED_TAILS[level] = f',"event":"led","level":{level!r}}}'
         return f'{{"t_ms":{t}{tail}'
-    if kind is _TONE:
+    if kind is TONE:
         if (tail := _TONE_TAILS.get(hz := data["hz"])) is None:
             tail = _TONE_TAILS[hz] = f',"event":"tone","hz":{"null" if hz is None else hz}}}'
         return f'{{"t_ms":{t}{tail}'
     return _COMPACT(event.as_dict())
 
 
-_LED, _TONE = EventKind.LED, EventKind.TONE  # (a global is read in a tenth of a member's time)
 _LED_TAILS: dict[float, str] = {}  # (the patterns' few levels and pitches)
 _TONE_TAILS: dict[int | None, str] = {}
 

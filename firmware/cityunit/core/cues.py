@@ -12,11 +12,10 @@ from operator import itemgetter
 from typing import Any
 
 from cityunit.core import lights, sounds
-from cityunit.core.events import Event, EventKind, new_event
+from cityunit.core.events import LED, TONE, Event, EventKind, new_event
 from cityunit.core.patterns import Pattern, Track
 
 Tell = Callable[[int, EventKind, dict[str, Any]], None]  # (at, kind, its fields)
-_LED, _TONE = EventKind.LED, EventKind.TONE  # (a global is read in a tenth of a member's time)
 _WHEN = itemgetter(0)
 
 
@@ -89,7 +88,7 @@ class Cues:
         out, level = [], self.level
         for t, value in steps:
             if value != level:
-                out.append(new_event(Event, (t, _LED, {"level": value})))
+                out.append(new_event(Event, (t, LED, {"level": value})))
                 level = value
         self.level = level
         return out
@@ -98,7 +97,7 @@ class Cues:
         out, hz = [], self.hz
         for t, value in steps:
             if (value := None if muted else value) != hz:
-                out.append(new_event(Event, (t, _TONE, {"hz": value})))
+                out.append(new_event(Event, (t, TONE, {"hz": value})))
                 hz = value
         self.hz = hz
         return out
@@ -107,13 +106,13 @@ class Cues:
         led, buzzer = self.led, self.buzzer
         if led.follow(now) and led.value != self.level:
             self.level = level = led.value
-            self._tell(now, _LED, {"level": level})
+            self._tell(now, LED, {"level": level})
         if buzzer.follow(now) or muted != self._muted:
             self._muted = muted
             hz = None if muted else buzzer.value  # muted: silent; every light signal stays
             if hz != self.hz:
                 self.hz = hz
-                self._tell(now, _TONE, {"hz": hz})
+                self._tell(now, TONE, {"hz": hz})
         self._wake()
 
     def _wake(self) -> None:

@@ -84,9 +84,8 @@ class Keeper:
         if data is not None and data != self._kept:
             self._kept = data
             self._writer.hand(data)
-        elif data is not None and not self._told:  # found as it is: kept all the same
-            self._told = True
-            log.info("%s: kept, for the first light of the next start", self.path)
+        elif data is not None:  # found as it is: kept all the same
+            self._say_kept()
 
     def _write(self, data: bytes) -> None:
         """On the writer's thread: written, or why not, said when that changes."""
@@ -98,9 +97,14 @@ class Keeper:
         if trouble != self._trouble:
             self._trouble = trouble
             log.warning("%s", trouble or f"{self.path}: kept again")
-        elif trouble is None and not self._told:  # once a run: the next start lights at once
+        elif trouble is None:
+            self._say_kept()
+
+    def _say_kept(self) -> None:
+        """Once a run, in the journal: the next start lights at once."""
+        if not self._told:
+            self._told = True
             log.info("%s: kept, for the first light of the next start", self.path)
-        self._told = self._told or trouble is None
 
     def flush(self, timeout: float = 5.0) -> bool:
         """Wait until what was handed over is written (or has failed)."""
