@@ -45,6 +45,7 @@ CONFIG = Path("/etc/cityunit/config.toml")
 SERVICE = Path("/etc/systemd/system/cityunit.service")
 POLKIT = Path("/etc/polkit-1/rules.d/50-cityunit.rules")
 WEB = Path("/etc/systemd/system/cityunit.service.d/web.conf")  # the page's network
+STATE = Path("/var/lib/cityunit")  # the service's StateDirectory: the game, its first light
 BOOT_CONFIGS = (Path("/boot/firmware/config.txt"), Path("/boot/config.txt"))
 I2C_SPEEDS = (100_000, 400_000, 1_000_000)  # display.i2c_baudrate's choices (config.py)
 OURS = re.compile(r"dtoverlay=pwm(-2chan)?,pin=\d+,func=\d+(,pin2=\d+,func2=\d+)?$")
@@ -269,7 +270,7 @@ class Installer:
             for group in GROUPS:  # present on Raspberry Pi OS; made if not (other distros)
                 self.run("groupadd", "--force", "--system", group)
             self.run(
-                "useradd", "--system", "--user-group", "--home-dir", "/var/lib/cityunit",
+                "useradd", "--system", "--user-group", "--home-dir", str(STATE),
                 "--no-create-home", "--shell", "/usr/sbin/nologin", "--groups", groups, USER,
             )  # fmt: skip
         else:
@@ -314,6 +315,17 @@ class Installer:
             self.write(CONFIG.with_name("config.toml.new"), default)
             print(f"  kept your {CONFIG}; the new default is beside it as config.toml.new")
 
+    def first_light(self) -> None:
+        """A unit never started here gets the first light of its first start (the unit
+        keeps its own from then on): never over a state a unit has left, a game's."""
+        state = self.path(STATE)
+        if state.is_dir() and any(state.iterdir()):
+            return
+        state.mkdir(parents=True, exist_ok=True)  # systemd makes it the unit's user's
+        cityunit = str(PREFIX / "venv" / "bin" / "cityunit")
+        self.run(cityunit, "run", "--config", str(CONFIG), "--keepsake", str(STATE / "first-light"),
+                 check=False)  # fmt: skip
+
     def service(self) -> None:
         self.write(SERVICE, (SOURCE / "systemd" / "cityunit.service").read_text())
         if self.kept_table("web").get("enabled") is True:  # the page: a network, LAN only
@@ -333,6 +345,7 @@ class Installer:
         self.user()
         self.venv()
         self.config()
+        self.first_light()
         self.service()
         print("installed: `systemctl status cityunit`, then `cityunit doctor` to check the wiring")
 
@@ -344,10 +357,10 @@ class Installer:
         self.run("systemctl", "daemon-reload", check=False)
         if purge:
             self.remove(CONFIG.parent)
-            self.remove(Path("/var/lib/cityunit"))
+            self.remove(STATE)
             self.run("userdel", USER, check=False)
         else:
-            print(f"  kept {CONFIG} and /var/lib/cityunit (--purge removes them)")
+            print(f"  kept {CONFIG} and {STATE} (--purge removes them)")
 
     def remove(self, p: Path) -> None:
         target = self.path(p)

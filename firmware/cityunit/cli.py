@@ -60,6 +60,11 @@ def _add_run(sub: Commands) -> None:
         " way); with --off, the pins of the config the unit played with",
     )  # fmt: skip
     run.add_argument(
+        "--keepsake", type=Path, metavar="FILE",
+        help="only write to FILE the first light of a unit not started yet, for the config,"
+        " then exit (the installer's and the image's: the first start lights at once too)",
+    )  # fmt: skip
+    run.add_argument(
         "--off", action="store_true",
         help="only leave the LED off, the buzzer silent and the screen blank, then exit "
         "(the service runs it after every stop, a killed unit's included)",

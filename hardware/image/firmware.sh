@@ -41,6 +41,12 @@ ln -s /boot/firmware/cityunit.toml /etc/cityunit/config.toml
 rm -f /etc/cityunit/config.toml.new
 # As flashed: cityunit-card puts the player's own back over it after a re-flash.
 cp /boot/firmware/cityunit.toml /opt/cityunit-image/cityunit.toml
+# The first light of a unit not started yet, for that config as flashed (the installer's
+# was for the config before the edits above): cityunit-card gives it to a new card's
+# state, so that its very first boot lights the glass at once (service/first_light.py).
+rm -rf /var/lib/cityunit
+/opt/cityunit/venv/bin/cityunit run --config /etc/cityunit/config.toml \
+    --keepsake /opt/cityunit-image/first-light
 
 # The installer's config.txt lines (I2C at the config's speed, Raspberry Pi's pwm-2chan
 # overlay on the config's pins) for Debian's firmware set-up, which writes config.txt

@@ -76,6 +76,21 @@ def test_running_it_again_upgrades_in_place_and_keeps_an_edited_config(tmp_path:
     assert boot.read_text().count("dtparam=i2c_arm=on") == 1
 
 
+def test_a_unit_never_started_gets_its_first_light_and_a_units_state_is_left_alone(
+    tmp_path: Path,
+) -> None:
+    """The first start after an install lights the glass at once: the installer keeps
+    the first light of a unit not started yet, for the config in place, before the
+    service starts; never where a unit has left a game or its own first light."""
+    keep = ("+ /opt/cityunit/venv/bin/cityunit run --config /etc/cityunit/config.toml"
+            " --keepsake /var/lib/cityunit/first-light")  # fmt: skip
+    out = install(tmp_path)
+    assert keep in out and out.index(keep) < out.index("+ systemctl restart cityunit.service")
+    assert out.index("wrote /etc/cityunit/config.toml") < out.index(keep)
+    (tmp_path / "var/lib/cityunit/game.json").write_text("{}")
+    assert keep not in install(tmp_path), "an upgrade: the unit keeps its own"
+
+
 def test_an_older_boot_config_is_edited_where_it_is(tmp_path: Path) -> None:
     (tmp_path / "boot").mkdir()
     (tmp_path / "boot/config.txt").write_text("dtparam=audio=on")
@@ -99,7 +114,7 @@ def test_on_bookworm_the_firmware_config_is_edited_not_the_stub_left_in_boot(
 
 def test_uninstall_keeps_the_game_and_config_unless_purged(tmp_path: Path) -> None:
     install(tmp_path)
-    (tmp_path / "var/lib/cityunit").mkdir(parents=True)
+    (tmp_path / "var/lib/cityunit/game.json").write_text("{}")
     out = install(tmp_path, "--uninstall")
     assert "+ systemctl disable --now cityunit.service" in out
     assert not (tmp_path / "etc/systemd/system/cityunit.service").exists()

@@ -19,7 +19,7 @@ import pytest
 from PIL import Image
 
 from cityunit.board import Board
-from cityunit.config import Config
+from cityunit.config import Config, load
 from cityunit.display.memory import pages
 from cityunit.display.oled import LumaPanel
 from cityunit.loop.clock import VirtualClock
@@ -504,3 +504,90 @@ def test_the_gpio_chip_kept_is_the_one_the_pins_are_on(monkeypatch) -> None:
     assert keepsake.gpio_chip(lgpio) == "/dev/gpiochip4"
     assert keepsake.gpio_chip(object()) == "/dev/gpiochip0"
     assert keepsake.gpio_chip(mock_factory()) is None and keepsake.gpio_chip(None) is None
+
+
+def keep_unstarted(config: Path, to: Path) -> subprocess.CompletedProcess[str]:
+    """`cityunit run --keepsake`, as the installer and the image's build run it."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "firmware")}
+    return subprocess.run(
+        [sys.executable, "-m", "cityunit", "run", "--config", str(config), "--keepsake", str(to)],
+        env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("switch_on", [False, True], ids=["off", "on"])
+@pytest.mark.parametrize("interface", INTERFACES)
+def test_a_unit_never_started_lights_its_first_start_with_the_frame_it_then_shows(
+    tmp_path, monkeypatch, interface, switch_on
+) -> None:
+    """The installer's and the image's keepsake (`run --keepsake`), made with no display:
+    at the first start the stage lights the glass, and the unit, starting a new game,
+    takes it over showing the very same screen (on I2C not a byte sent)."""
+    path = tmp_path / "config.toml"
+    path.write_text('[display]\ninterface = "spi"\n' if interface == "spi" else "# defaults\n")
+    kept = tmp_path / "state" / "first-light"
+    kept.parent.mkdir()
+    done = keep_unstarted(path, kept)
+    assert done.returncode == 0 and f"{kept}: the first light" in done.stdout, done.stderr
+    assert marshal.loads(kept.read_bytes())["chip"] == CHIP, "lgpio's chip on a Pi Zero-4"
+    glass = controller("ssd1306", interface)
+    Kernel(glass, switch_on).install(monkeypatch)
+
+    lit = first_light.light(str(kept), ["cityunit", "run", "--config", str(path)])
+    assert lit.glass is not None and lit.switch is switch_on and glass.on
+    shown = glass.visible()
+    lit.release()
+
+    factory = mock_factory()
+    factory.pin(SWITCH).on = switch_on
+    config = load(path)
+    board = Board(config, VirtualClock(), pin_factory=factory, seed=5, state_dir=kept.parent,
+                  panel=LumaPanel(config.hardware, bus=glass, pins=glass.pins, lit=lit.glass))  # fmt: skip
+    before = glass.wire_bytes
+    board.runtime.pump()
+    assert board.unit.power is switch_on and board.display is not None and board.display.up
+    assert glass.visible() == shown, "the unit's first screen is the one first light showed"
+    assert (glass.wire_bytes == before) is (interface == "i2c"), "I2C: nothing to send"
+    board.close()
+
+
+def test_a_keepsake_is_not_made_for_no_display_a_config_with_mistakes_or_nowhere(
+    tmp_path,
+) -> None:
+    path, kept = tmp_path / "config.toml", tmp_path / "first-light"
+    path.write_text('[display]\ndriver = "none"\n')
+    done = keep_unstarted(path, kept)
+    assert (done.returncode, done.stdout) == (0, f"{path}: no display: no first light to keep\n")
+    path.write_text("[display]\ndriver = 7\n")
+    done = keep_unstarted(path, kept)
+    assert done.returncode == 2 and str(path) in done.stderr and "driver" in done.stderr
+    assert not kept.exists()
+    path.write_text("# defaults\n")
+    done = keep_unstarted(path, tmp_path / "gone" / "first-light")
+    assert done.returncode == 2 and "gone/first-light: No such file" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("model", "chip4", "chip"),
+    [
+        ("Raspberry Pi 5 Model B Rev 1.0", True, 4),
+        ("Raspberry Pi 5 Model B Rev 1.0", False, 0),
+        ("Raspberry Pi 4 Model B Rev 1.5", True, 0),
+        ("Raspberry Pi Compute Module 5 Rev 1.0", True, 0),
+        (None, True, 0),
+    ],
+)
+def test_a_keepsake_made_before_a_start_names_the_chip_lgpio_opens(
+    tmp_path, monkeypatch, model, chip4, chip
+) -> None:
+    """gpiozero's LGPIOFactory: chip 4 on a Pi 5 (board type 0x17) where the kernel has
+    one, else 0; a machine with no device tree (an image's build) gets a Pi's 0."""
+    tree, dev = tmp_path / "device-tree", tmp_path / "dev"
+    tree.mkdir(), dev.mkdir()
+    if model is not None:
+        (tree / "model").write_bytes(model.encode() + b"\0")
+    if chip4:
+        (dev / "gpiochip4").touch()
+    monkeypatch.setattr(keepsake.glass, "DEV", str(dev))
+    assert keepsake.header_chip(tree) == f"{dev}/gpiochip{chip}"

@@ -114,6 +114,11 @@ def test_the_installer_runs_offline_from_a_clone(pi: VirtualPi) -> None:
     pi.run("test -c /dev/i2c-1")
     assert pi.run("cat /sys/module/vpi_i2c/parameters/baudrate").stdout.strip() == "100000"
     assert pi.run("test -e /sys/class/pwm/pwmchip0", check=False).returncode != 0
+    # The installer kept the first light of a unit not started yet: the unit's very first
+    # start lit the glass before it started, and the file is the unit's to keep anew.
+    journal = pi.journal()
+    assert "first light: the glass lit before the unit started" in journal, journal
+    assert pi.sudo("stat -c %U /var/lib/cityunit/first-light").stdout.strip() == "cityunit"
     # The console on the guest's second serial port, for the tests that follow; the unit
     # restarted on it, so that its first light is kept for the config as it is now.
     edit_config(pi, console__port='"/dev/ttyS1"')

@@ -204,8 +204,8 @@ class LumaPanel:
         self._planned_from: Pages | None = None
         self._readied: dict[int, tuple[Image.Image, bytes]] = {}  # by id: the image, its frame
 
-    def start(self) -> None:
-        """(Re)initialise the display; raises OSError or a luma Error if it does not answer."""
+    def _made(self) -> tuple[_Wire, Any]:
+        """The interface and the driver, made once, luma's init recorded, nothing sent."""
         if self._wire is None:
             self._wire = self._interface()
         if self._device is None:
@@ -219,8 +219,13 @@ class LumaPanel:
                 self._wire.recording = None
             self._device.transaction = OVERHEAD[self._hardware.interface]
             self._init = glass.setup(recorded)
+        return self._wire, self._device
+
+    def start(self) -> None:
+        """(Re)initialise the display; raises OSError or a luma Error if it does not answer."""
+        wire, device = self._made()
         lit, self._first_light = self._first_light, None
-        interface, device = self._hardware.interface, self._device
+        interface = self._hardware.interface
         if lit is not None and lit[1] == glass.lit_init(interface, self._init):
             memory, width = lit[2], device.width
             if isinstance(memory, bytes) and len(memory) == width * device.height // 8:
@@ -233,12 +238,12 @@ class LumaPanel:
             # frame, DISPLAYON: no blink where nothing was reset, a repair where it was.
             self._ram, self._lit = None, False
             for write in lit[1]:
-                self._wire.serial.command(*write[1:])
+                wire.serial.command(*write[1:])
             return
         # The init leaves the glass dark and normal, its memory unknown (noise at power-on).
         self._ram, self._inverted, self._lit = None, False, False
         for kind, args in self._init:
-            getattr(self._wire.serial, kind)(*args)
+            getattr(wire.serial, kind)(*args)
 
     def _interface(self) -> _Wire:
         from luma.core.interface.serial import i2c, spi
@@ -336,17 +341,18 @@ class LumaPanel:
     def first_light(self, image: Image.Image) -> glass.Keepsake:
         """What the service's first stage sends to show `image` on a dark glass, as the
         bus carries it (display/glass.py): its bus, the init less DISPLAYOFF, the whole
-        frame with the glass lit, and the memory they leave. A started panel's."""
-        frame = pages(self._device.preprocess(image))
-        assert self._wire is not None
+        frame with the glass lit, and the memory they leave. Nothing is sent: a panel on
+        a bus that carries nothing works it out too (service/keepsake.py's `unstarted`)."""
+        wire, device = self._made()
+        frame = pages(device.preprocess(image))
         recorded: list[Write] = []
-        self._wire.recording = recorded
+        wire.recording = recorded
         try:
-            self._device.send(frame, self._device.plan(frame, None))
-            self._device.command(NORMAL)
-            self._device.command(DISPLAYON)
+            device.send(frame, device.plan(frame, None))
+            device.command(NORMAL)
+            device.command(DISPLAYON)
         finally:
-            self._wire.recording = None
+            wire.recording = None
         interface = self._hardware.interface
         init, writes = glass.lit_init(interface, self._init), glass.wire(interface, recorded)
         return glass.bus(self._hardware), init, writes, b"".join(frame)

@@ -8,7 +8,9 @@ Kept 5 s after a start (not on the way to READY), at each clean stop, and with t
 of a game at most once a minute: the hour's clock moves on the screen, and the card is
 not worn for it. Written whole (marshal: the stage reads it with builtins alone), and
 only when it changed. It is for the config file as the unit read it: edited since, the
-stage leaves it, and the unit keeps a new one.
+stage leaves it, and the unit keeps a new one. A unit that has not started yet gets one
+from the installer and the image (`cityunit run --keepsake`: `unstarted`), for the
+config as they ship it, so that the very first start lights at once too.
 """
 
 from __future__ import annotations
@@ -22,15 +24,19 @@ from typing import TYPE_CHECKING, Any
 
 from gpiozero.pins.mock import MockFactory
 
+from cityunit.config import load_raw
 from cityunit.core.unit import Unit
 from cityunit.display import glass
 from cityunit.display.oled import LumaPanel
 from cityunit.display.render import render
+from cityunit.header import raspberry_pi
 from cityunit.loop.store import Latest, save_atomic
 from cityunit.service.first_light import FORMAT, NAME
 
 if TYPE_CHECKING:
     from cityunit.board import Board
+    from cityunit.config import Config
+    from cityunit.core.saved import SavedGame
 
 log = logging.getLogger(__name__)
 
@@ -121,21 +127,67 @@ class Keeper:
         panel = None if display is None else display.panel
         if display is None or not display.up or not isinstance(panel, LumaPanel):
             return None
-        saved = board.unit.saved()
-        frames, pages, lit = {}, {}, {}
-        for on in (False, True):  # what a unit booted from this game shows first
-            unit = Unit(board.config.rules, random.Random(0), now=now)
-            unit.boot(on, saved, now)
-            snapshot = unit.snapshot()
-            bus, init, writes, memory = panel.first_light(render(*snapshot.picture))
-            frames[on], pages[on], lit[on] = init + writes, memory, snapshot.light.level > 0
-        config, parts = board.config, board.parts
-        chip = gpio_chip(parts.factory)
-        # Only an LED on a plain GPIO line by the config: on the PWM hardware its pin has
-        # another function, which a line request would take from it.
-        plain = not (config.hardware.led_pwm and config.hardware.pwm_hardware)
-        return marshal.dumps({
-            "format": FORMAT, "config": self._config, "chip": chip,
-            "switch": config.pins.power, "led": config.pins.led if plain else None,
-            "lit": lit, "bus": bus, "init": init, "frames": frames, "pages": pages,
-        })  # fmt: skip
+        chip = gpio_chip(board.parts.factory)
+        return kept(board.config, self._config, panel, chip, board.unit.saved(), now)
+
+
+def kept(
+    config: Config, source: tuple[str, bytes], panel: LumaPanel, chip: str | None,
+    saved: SavedGame | None, now: int,
+) -> bytes:  # fmt: skip
+    """The keepsake for the config file `source` (its path as the service names it, and
+    its bytes): for each position of the switch, what `panel` sends to show the first
+    screen of a unit booted at `now` from `saved` (None: a new game); the switch's and
+    the LED's lines on `chip`."""
+    frames, pages, lit = {}, {}, {}
+    for on in (False, True):
+        unit = Unit(config.rules, random.Random(0), now=now)
+        unit.boot(on, saved, now)
+        snapshot = unit.snapshot()
+        bus, init, writes, memory = panel.first_light(render(*snapshot.picture))
+        frames[on], pages[on], lit[on] = init + writes, memory, snapshot.light.level > 0
+    # Only an LED on a plain GPIO line by the config: on the PWM hardware its pin has
+    # another function, which a line request would take from it.
+    plain = not (config.hardware.led_pwm and config.hardware.pwm_hardware)
+    return marshal.dumps({
+        "format": FORMAT, "config": source, "chip": chip,
+        "switch": config.pins.power, "led": config.pins.led if plain else None,
+        "lit": lit, "bus": bus, "init": init, "frames": frames, "pages": pages,
+    })  # fmt: skip
+
+
+class _Nowhere:
+    """An I2C or SPI bus that carries nothing: an unstarted keepsake is worked out on it
+    (luma's drivers open their bus as they are made), never sent."""
+
+    max_speed_hz = 0
+
+    def open(self, port: int, device: int) -> None:
+        """Nothing to open."""
+
+    def close(self) -> None:
+        """Nothing held."""
+
+
+def header_chip(device_tree: Path = Path("/proc/device-tree")) -> str:
+    """The GPIO chip of the header, as gpiozero's lgpio factory opens it on this machine:
+    a Pi 5's is chip 4 where its kernel numbers it so, every other's chip 0 (a machine
+    that is no Pi, an image's build, gets a Pi's usual chip 0)."""
+    pi5 = (raspberry_pi(device_tree) or "").startswith("Raspberry Pi 5 ")
+    return f"{glass.DEV}/gpiochip{4 if pi5 and Path(glass.DEV, 'gpiochip4').exists() else 0}"
+
+
+def unstarted(path: Path) -> bytes | None:
+    """The keepsake of a unit that has not started yet (a new game), for the config file
+    at `path` as it is now; None for a config with no display. For the installer and the
+    image, so that their first start lights at once too; no display is needed."""
+    config, raw = load_raw(path)
+    if config.hardware.driver == "none" or raw is None:
+        return None
+    pins = MockFactory()  # SPI's DC and RST, as luma's driver opens them: never driven
+    panel = LumaPanel(config.hardware, bus=_Nowhere(), pins=pins)
+    try:
+        return kept(config, (config.source, raw), panel, header_chip(), None, 0)
+    finally:
+        panel.close()
+        pins.close()

@@ -37,6 +37,8 @@ def run(args: argparse.Namespace) -> int:
         try:
             if args.off:
                 return _leave_off(args.config, args.or_last_good)
+            if args.keepsake is not None:
+                return _keep_unstarted(args.config, args.keepsake)
             refused: Screen | None = None
             raw: bytes | None = None  # the file's bytes, as read good
             if args.or_last_good and not args.check:
@@ -72,6 +74,35 @@ def _config_or_last_good(path: Path | None) -> tuple[Config, Screen | None, byte
         return *fallback.instead(e, str(file_to_read(path)), kept), None
     fallback.keep(raw, kept)
     return config, None, raw
+
+
+def _keep_unstarted(path: Path | None, to: Path) -> int:
+    """The first light of a unit not started yet, for the config file at `path` (the
+    system's if none), written whole to `to`; 2 for a config with mistakes (each
+    printed) or a file that cannot be written."""
+    from cityunit.config import ConfigError, file_to_read
+    from cityunit.loop.store import save_atomic
+    from cityunit.service.keepsake import unstarted
+
+    source = file_to_read(path)
+    if source is None:
+        print("cityunit run --keepsake: no config file here: nothing to keep", file=sys.stderr)
+        return 2
+    try:
+        data = unstarted(source)
+        if data is None:
+            print(f"{source}: no display: no first light to keep")
+            return 0
+        save_atomic(to, data)
+    except ConfigError as e:
+        for line in e.lines:
+            print(line, file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"cityunit run --keepsake: {to}: {e.strerror or e}", file=sys.stderr)
+        return 2
+    print(f"{to}: the first light of a unit not started yet, for {source}")
+    return 0
 
 
 def _keeper(or_last_good: bool) -> Callable[[bytes], None]:
