@@ -10,8 +10,9 @@
 It enables I2C (at display.i2c_baudrate: 400 kHz by default), installs what is needed
 from apt, puts the project in a venv at /opt/cityunit (seeing apt's lgpio), creates the
 `cityunit` system user in the gpio, i2c and dialout groups, writes
-/etc/cityunit/config.toml unless one is there already, allows that user to power the Pi
-off (polkit), and enables the service.
+/etc/cityunit/config.toml unless one is there already, keeps the first light of a unit
+not started yet where no unit has (so the first start lights the screen at once), allows
+that user to power the Pi off (polkit), and enables the service.
 Needs only the system's python3 (3.11 on Bookworm, 3.13 on Trixie).
 """
 

@@ -51,7 +51,8 @@ SEED = within(int, 0, 2**64 - 1)
 def _add_run(sub: Commands) -> None:
     run = sub.add_parser("run", help="run the unit on its GPIO parts (the Pi service)")
     run.add_argument("--config", type=Path, help=CONFIG_HELP)
-    run.add_argument("--check", action="store_true", help="only check the config, then exit")
+    only = run.add_mutually_exclusive_group()  # each does one thing instead of playing
+    only.add_argument("--check", action="store_true", help="only check the config, then exit")
     run.add_argument("--seed", type=SEED, help="seed the random source (auction lengths, permits)")
     run.add_argument(
         "--or-last-good", action="store_true",
@@ -59,12 +60,12 @@ def _add_run(sub: Commands) -> None:
         " StateDirectory) or the defaults, the first mistake on the screen (the service's"
         " way); with --off, the pins of the config the unit played with",
     )  # fmt: skip
-    run.add_argument(
+    only.add_argument(
         "--keepsake", type=Path, metavar="FILE",
         help="only write to FILE the first light of a unit not started yet, for the config,"
         " then exit (the installer's and the image's: the first start lights at once too)",
     )  # fmt: skip
-    run.add_argument(
+    only.add_argument(
         "--off", action="store_true",
         help="only leave the LED off, the buzzer silent and the screen blank, then exit "
         "(the service runs it after every stop, a killed unit's included)",

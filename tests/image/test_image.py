@@ -419,5 +419,6 @@ def test_power_on_to_first_light_and_to_ready_are_timed(
           f" READY seen {seen:.0f} s (at {ready:.1f} s of the guest's clock); the data"
           f" partition made at {guest_s(made):.1f} s, the card's step done at"
           f" {formatted and formatted[1]} s", *steps, sep="\n")  # fmt: skip
+    assert log.count("first light: the glass lit before the unit started") == 1, "one start"
     assert write < seen - 1, "the glass is lit before the unit is READY"
     assert steps, "the critical chain was printed"

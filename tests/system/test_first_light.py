@@ -541,7 +541,8 @@ def test_a_unit_never_started_lights_its_first_start_with_the_frame_it_then_show
     factory = mock_factory()
     factory.pin(SWITCH).on = switch_on
     config = load(path)
-    board = Board(config, VirtualClock(), pin_factory=factory, seed=5, state_dir=kept.parent,
+    clock = VirtualClock(start_ms=8_123_456)  # not the keepsake's 0: a time shown would differ
+    board = Board(config, clock, pin_factory=factory, seed=5, state_dir=kept.parent,
                   panel=LumaPanel(config.hardware, bus=glass, pins=glass.pins, lit=lit.glass))  # fmt: skip
     before = glass.wire_bytes
     board.runtime.pump()
@@ -554,10 +555,21 @@ def test_a_unit_never_started_lights_its_first_start_with_the_frame_it_then_show
 def test_a_keepsake_is_not_made_for_no_display_a_config_with_mistakes_or_nowhere(
     tmp_path,
 ) -> None:
+    """Nor where the config keeps its game in a state.dir of its own that holds anything
+    (a game's first screen is not a new one's); and `--keepsake` does that alone."""
     path, kept = tmp_path / "config.toml", tmp_path / "first-light"
+    nothing = f"{path}: no display, or a state.dir that holds a game: no first light"
     path.write_text('[display]\ndriver = "none"\n')
     done = keep_unstarted(path, kept)
-    assert (done.returncode, done.stdout) == (0, f"{path}: no display: no first light to keep\n")
+    assert done.returncode == 0 and done.stdout.startswith(nothing), done.stdout
+    games = tmp_path / "games"
+    path.write_text(f'[state]\ndir = "{games}"\n')
+    games.mkdir()
+    assert keep_unstarted(path, kept).returncode == 0 and kept.exists(), "an empty one: none"
+    kept.unlink()
+    (games / "game.json").write_text("{}")
+    done = keep_unstarted(path, kept)
+    assert done.returncode == 0 and done.stdout.startswith(nothing) and not kept.exists()
     path.write_text("[display]\ndriver = 7\n")
     done = keep_unstarted(path, kept)
     assert done.returncode == 2 and str(path) in done.stderr and "driver" in done.stderr
@@ -566,6 +578,14 @@ def test_a_keepsake_is_not_made_for_no_display_a_config_with_mistakes_or_nowhere
     done = keep_unstarted(path, tmp_path / "gone" / "first-light")
     assert done.returncode == 2 and "gone/first-light: No such file" in done.stderr
     assert "Traceback" not in done.stderr
+    for other in ("--check", "--off"):
+        refused = subprocess.run(
+            [sys.executable, "-m", "cityunit", "run", other, "--keepsake", str(kept)],
+            env={**os.environ, "PYTHONPATH": str(ROOT / "firmware")}, capture_output=True,
+            text=True, timeout=60,
+        )  # fmt: skip
+        assert refused.returncode == 2 and "not allowed with" in refused.stderr
+    assert not kept.exists()
 
 
 @pytest.mark.parametrize(
@@ -575,14 +595,16 @@ def test_a_keepsake_is_not_made_for_no_display_a_config_with_mistakes_or_nowhere
         ("Raspberry Pi 5 Model B Rev 1.0", False, 0),
         ("Raspberry Pi 4 Model B Rev 1.5", True, 0),
         ("Raspberry Pi Compute Module 5 Rev 1.0", True, 0),
+        ("Raspberry Pi 500 Rev 1.0", True, 0),
         (None, True, 0),
     ],
 )
 def test_a_keepsake_made_before_a_start_names_the_chip_lgpio_opens(
     tmp_path, monkeypatch, model, chip4, chip
 ) -> None:
-    """gpiozero's LGPIOFactory: chip 4 on a Pi 5 (board type 0x17) where the kernel has
-    one, else 0; a machine with no device tree (an image's build) gets a Pi's 0."""
+    """gpiozero's LGPIOFactory: chip 4 on a Pi 5 Model B (its board type, 0x17; known here
+    by the model's name) where the kernel has one, else 0 (a Compute Module 5 and a Pi 500
+    are other types); a machine with no device tree (an image's build) gets a Pi's 0."""
     tree, dev = tmp_path / "device-tree", tmp_path / "dev"
     tree.mkdir(), dev.mkdir()
     if model is not None:

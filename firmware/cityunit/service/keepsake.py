@@ -29,7 +29,6 @@ from cityunit.core.unit import Unit
 from cityunit.display import glass
 from cityunit.display.oled import LumaPanel
 from cityunit.display.render import render
-from cityunit.header import raspberry_pi
 from cityunit.loop.store import Latest, save_atomic
 from cityunit.service.first_light import FORMAT, NAME
 
@@ -172,22 +171,38 @@ class _Nowhere:
 def header_chip(device_tree: Path = Path("/proc/device-tree")) -> str:
     """The GPIO chip of the header, as gpiozero's lgpio factory opens it on this machine:
     a Pi 5's is chip 4 where its kernel numbers it so, every other's chip 0 (a machine
-    that is no Pi, an image's build, gets a Pi's usual chip 0)."""
+    that is no Pi, an image's build, gets a Pi's usual chip 0). By the model's name, as
+    gpiozero's board type 0x17 is: not a Compute Module 5, not a Pi 500."""
+    from cityunit.header import raspberry_pi
+
     pi5 = (raspberry_pi(device_tree) or "").startswith("Raspberry Pi 5 ")
     return f"{glass.DEV}/gpiochip{4 if pi5 and Path(glass.DEV, 'gpiochip4').exists() else 0}"
 
 
 def unstarted(path: Path) -> bytes | None:
     """The keepsake of a unit that has not started yet (a new game), for the config file
-    at `path` as it is now; None for a config with no display. For the installer and the
-    image, so that their first start lights at once too; no display is needed."""
+    at `path` as it is now; None for a config with no display, or one that keeps its game
+    in a state.dir of its own that holds anything (a game may be there: its first screen
+    is not a new game's). For the installer and the image, so that their first start
+    lights at once too; no display is needed."""
     config, raw = load_raw(path)
-    if config.hardware.driver == "none" or raw is None:
+    elsewhere = Path(config.system.state_dir) if config.system.state_dir else None
+    if config.hardware.driver == "none" or (elsewhere and _holds_anything(elsewhere)):
         return None
+    assert raw is not None  # a file was read
     pins = MockFactory()  # SPI's DC and RST, as luma's driver opens them: never driven
-    panel = LumaPanel(config.hardware, bus=_Nowhere(), pins=pins)
-    try:
+    with (
+        contextlib.closing(pins),
+        contextlib.closing(LumaPanel(config.hardware, bus=_Nowhere(), pins=pins)) as panel,
+    ):
         return kept(config, (config.source, raw), panel, header_chip(), None, 0)
-    finally:
-        panel.close()
-        pins.close()
+
+
+def _holds_anything(directory: Path) -> bool:
+    """Whether `directory` has an entry, or cannot be looked into (then it may)."""
+    try:
+        return any(directory.iterdir())
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True

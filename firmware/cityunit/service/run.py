@@ -28,7 +28,8 @@ log = logging.getLogger("cityunit")
 
 def run(args: argparse.Namespace) -> int:
     """Serve until stopped; 2 when it cannot start (a bad config, no GPIO, the pins or the
-    state directory another's). --off sets the outputs off; --check reads the config."""
+    state directory another's). --off sets the outputs off; --check reads the config;
+    --keepsake keeps the first light of a unit not started yet."""
     from cityunit.loop.clock import MonotonicClock
     from cityunit.loop.inbox import reload_on_hangup
 
@@ -91,7 +92,8 @@ def _keep_unstarted(path: Path | None, to: Path) -> int:
     try:
         data = unstarted(source)
         if data is None:
-            print(f"{source}: no display: no first light to keep")
+            print(f"{source}: no display, or a state.dir that holds a game: no first light"
+                  " of a unit not started yet to keep")  # fmt: skip
             return 0
         save_atomic(to, data)
     except ConfigError as e:
