@@ -23,8 +23,9 @@ from cityunit.config import Config, load
 from cityunit.display.memory import pages
 from cityunit.display.oled import LumaPanel
 from cityunit.loop.clock import VirtualClock
+from cityunit.parts.gpio import Parts
 from cityunit.service import first_light, keepsake
-from fakes import INTERFACES, WHOLE, Controller, mock_factory
+from fakes import INTERFACES, WHOLE, Controller, State, kernel_pwm, mock_factory
 
 ROOT = Path(__file__).resolve().parents[2]
 CHIP, SWITCH, LED = "/dev/gpiochip0", 22, 13
@@ -153,15 +154,18 @@ def argv(tmp_path: Path) -> list[str]:
     return ["cityunit", "run", "--config", str(tmp_path / "config.toml"), "--or-last-good"]
 
 
-def kept_by_a_unit(tmp_path: Path, config: Config, switch_on: bool, bus: Controller) -> Path:
-    """A unit on mock pins, played a little and stopped cleanly, keeping its first light
-    in `tmp_path` (its lines on CHIP, as lgpio's would be)."""
+def kept_by_a_unit(
+    tmp_path: Path, config: Config, switch_on: bool, bus: Controller, pwm_root: Path | None = None
+) -> Path:
+    """A unit on mock pins (the kernel's PWM channels under `pwm_root`, if given), played
+    a little and stopped cleanly, keeping its first light in `tmp_path` (its lines on
+    CHIP, as lgpio's would be)."""
     factory = mock_factory()
     if switch_on:
         factory.pin(SWITCH).on = True  # left ON before the start
     clock = VirtualClock()
     board = Board(config, clock, pin_factory=factory, seed=5, state_dir=tmp_path,
-                  panel=LumaPanel(config.hardware, bus=bus, pins=bus.pins))  # fmt: skip
+                  pwm_root=pwm_root, panel=LumaPanel(config.hardware, bus=bus, pins=bus.pins))  # fmt: skip
     keeper = keepsake.Keeper(board, tmp_path, config_file(tmp_path))
     board.runtime.on_save = board.attach(keeper).saved
     board.runtime.pump()
@@ -381,6 +385,43 @@ def test_the_led_is_lit_only_where_the_unit_lights_it_and_only_on_a_plain_line(
     (tmp_path / "pwm").mkdir()
     pwm = kept_by_a_unit(tmp_path / "pwm", config_for(bus), False, controller("ssd1306", "i2c"))
     assert marshal.loads(pwm.read_bytes())["led"] is None, "the PWM hardware's: never"
+
+
+def test_an_led_on_the_pwm_hardware_is_lit_on_its_channel_and_taken_over_as_it_is(
+    tmp_path, monkeypatch
+) -> None:
+    """The LED on the PWM hardware (the default), lit at the unit's start (GAME OVER
+    resumed): the stage exports its channel and lights it at the unit's level, through
+    the kernel's sysfs files (fakes.KernelPWM: what it refuses, Linux refuses); the
+    unit's parts take the channel as they find it, lit, where a buzzer left playing is
+    stopped; and at the unit's same level nothing more is written."""
+    kernel = kernel_pwm(tmp_path / "sys", monkeypatch, udev_checks=0)
+    chip = kernel.chip()
+    bus = controller("ssd1306", "i2c")
+    path = kept_by_a_unit(tmp_path, config_for(bus), False, bus, pwm_root=kernel.root)
+    kept = marshal.loads(path.read_bytes())
+    assert kept["led"] is None and kept["pwm"] == (str(chip), 1, 1_000_000), "GPIO13: PWM1"
+    assert kept["lit"] == {False: False, True: False} and kernel.exported == set()
+    path.write_bytes(marshal.dumps({**kept, "lit": {False: True, True: True},
+                                    "level": {False: 0.5, True: 0.5}}))  # fmt: skip
+    Kernel(controller("ssd1306", "i2c")).install(monkeypatch)
+    monkeypatch.setattr(first_light, "pwm_write", lambda p, v: kernel.write(Path(p), str(v)))
+    monkeypatch.setattr(first_light, "pwm_read", lambda p: int(kernel.read(Path(p))))
+
+    first_light.light(str(path), argv(tmp_path))
+    lit = State(1_000_000, 500_000, 1)
+    assert kernel.state(chip / "pwm1") == lit and kernel.refused == []
+
+    kernel.left(chip / "pwm0", State(500_000, 250_000, 1), exported=False)  # a tone left on
+    applied = len(kernel.applied[chip / "pwm1"])
+    with Parts(config_for(bus), lambda name, level: None, mock_factory(),
+               pwm_root=kernel.root) as parts:  # fmt: skip
+        assert parts.pwm_hardware == ["buzzer", "led"]
+        assert kernel.state(chip / "pwm1") == lit, "the LED never dark between the two"
+        assert kernel.state(chip / "pwm0").enable == 0, "the buzzer stopped at once"
+        parts.light(0.5)
+        assert len(kernel.applied[chip / "pwm1"]) == applied, "the same level: nothing written"
+    assert kernel.state(chip / "pwm1").enable == 0 and kernel.exported == set()
 
 
 def test_a_panel_configured_otherwise_than_kept_starts_afresh(tmp_path, monkeypatch) -> None:

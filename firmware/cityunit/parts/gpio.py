@@ -156,8 +156,8 @@ class Parts:
         found = self.pwm.get(part)
         if not isinstance(found, tuple):
             return None
-        try:
-            channel = pwm.Channel(*found)
+        try:  # the LED as found: the unit lights it at once, the first stage before it
+            channel = pwm.Channel(*found, stop=part != "led")
         except OSError as e:
             log.warning("%s: hardware PWM unavailable (%s): software PWM", part, e)
             self.pwm[part] = f"cannot open its channel: {e}"

@@ -75,7 +75,9 @@ class Channel:
 
     sysfs = Sysfs()
 
-    def __init__(self, chip: Path, index: int) -> None:
+    def __init__(self, chip: Path, index: int, stop: bool = True) -> None:
+        """`stop` false: what plays is left playing until the first `set` (the LED, which
+        the unit sets at once, and which the service's first stage may have lit)."""
         self.path = chip / f"pwm{index}"
         self._chip, self._index = chip, index
         self._state = dict.fromkeys(ATTRIBUTES, 0)  # as the kernel has it
@@ -88,7 +90,8 @@ class Channel:
             self._wait_writable()
             for name in ATTRIBUTES:
                 self._state[name] = int(self.sysfs.read(self.path / name))
-            self.set(None, 0)  # stops what a killed process left playing
+            if stop:
+                self.set(None, 0)  # stops what a killed process left playing
         except OSError:
             self.close()
             raise

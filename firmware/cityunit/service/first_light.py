@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-FORMAT = 3  # the keepsake's layout: one the unit wrote for another is not read
+FORMAT = 4  # the keepsake's layout: one the unit wrote for another is not read
 NAME = "first-light"  # in the service's StateDirectory
 CONFIG_BYTES = 65536  # a config file's at most (config.MAX_BYTES: a test holds them equal)
 
@@ -104,6 +104,40 @@ def light_led(chip: str, line: int) -> None:
     which a line request would take from it), and only where the unit lights it at its
     start (the keepsake says so for each position of the switch)."""
     LIT.held.append(request(chip, (line,), OUTPUT, 1))
+
+
+def pwm_write(path: str, value: int) -> None:
+    """One value to one of the kernel's PWM files, in one write(), as sysfs takes it."""
+    fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+    try:
+        os.write(fd, str(value).encode())
+    finally:
+        os.close(fd)
+
+
+def pwm_read(path: str) -> int:
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        return int(os.read(fd, 32))
+    finally:
+        os.close(fd)
+
+
+def light_pwm(chip: str, index: int, period: int, level: float) -> None:
+    """The LED lit on its PWM channel (`chip`/pwm`index`), as the unit's parts/pwm.py
+    sets one: exported if it is not, then the period, the duty and enable, each write the
+    kernel's whole new state (the duty first where the one there is above the new
+    period). Left lit and exported: the unit's channel takes the LED as it finds it. A
+    channel exported this instant is the unit's group's only once udev has seen it: until
+    then the writes are refused, and the unit lights it."""
+    path = f"{chip}/pwm{index}"
+    if not os.path.exists(path):
+        pwm_write(f"{chip}/export", index)
+    high = round(period * min(level, 1.0))
+    if pwm_read(f"{path}/duty_cycle") > period:
+        pwm_write(f"{path}/duty_cycle", high)
+    for name, value in (("period", period), ("duty_cycle", high), ("enable", 1)):
+        pwm_write(f"{path}/{name}", value)
 
 
 def send_i2c(device: str, address: int, writes: tuple[bytes, ...]) -> None:
@@ -203,8 +237,11 @@ def light(path: str, argv: list[str]) -> Lit:
             sent = attempt(send_spi, bus[1], bus[2], chip, bus[3], bus[4], writes)
         if sent is not FAILED:
             LIT.glass = (bus, kept["init"], memory)
+        # The LED after the glass, which says more; lit only where the unit lights it.
         if chip is not None and kept["led"] is not None and kept["lit"][on]:
-            attempt(light_led, chip, kept["led"])  # after the glass, which says more
+            attempt(light_led, chip, kept["led"])
+        elif kept["pwm"] is not None and kept["lit"][on]:
+            attempt(light_pwm, *kept["pwm"], kept["level"][on])
     except Exception:  # none, not ours, or damaged: the unit does it all, as before
         pass
     return LIT

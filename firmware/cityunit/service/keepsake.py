@@ -30,6 +30,7 @@ from cityunit.display import glass
 from cityunit.display.oled import LumaPanel
 from cityunit.display.render import render
 from cityunit.loop.store import Latest, save_atomic
+from cityunit.parts.gpio import LED_HZ
 from cityunit.service.first_light import FORMAT, NAME
 
 if TYPE_CHECKING:
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 FIRST_MS = 5_000  # the first keepsake of a run, this long after its start
+LED_PERIOD = round(1e9 / LED_HZ)  # ns: the hardware-PWM LED's, as parts/pwm.py sets it
 EVERY_MS = 60_000  # with a game's saves, at most this often
 
 
@@ -126,32 +128,37 @@ class Keeper:
         panel = None if display is None else display.panel
         if display is None or not display.up or not isinstance(panel, LumaPanel):
             return None
-        chip = gpio_chip(board.parts.factory)
-        return kept(board.config, self._config, panel, chip, board.unit.saved(), now)
+        parts = board.parts
+        led = parts.channel("led")
+        pwm = None if led is None else (str(led.path.parent), int(led.path.name[3:]), LED_PERIOD)
+        chip = gpio_chip(parts.factory)
+        return kept(board.config, self._config, panel, chip, board.unit.saved(), now, pwm)
 
 
 def kept(
     config: Config, source: tuple[str, bytes], panel: LumaPanel, chip: str | None,
-    saved: SavedGame | None, now: int,
+    saved: SavedGame | None, now: int, pwm: tuple[str, int, int] | None = None,
 ) -> bytes:  # fmt: skip
     """The keepsake for the config file `source` (its path as the service names it, and
     its bytes): for each position of the switch, what `panel` sends to show the first
-    screen of a unit booted at `now` from `saved` (None: a new game); the switch's and
-    the LED's lines on `chip`."""
-    frames, pages, lit = {}, {}, {}
+    screen of a unit booted at `now` from `saved` (None: a new game), and the LED's
+    level then; the switch's and the LED's lines on `chip`, or the LED's PWM channel
+    (`pwm`: its chip's folder, its number, the LED's period in ns)."""
+    frames, pages, level = {}, {}, {}
     for on in (False, True):
         unit = Unit(config.rules, random.Random(0), now=now)
         unit.boot(on, saved, now)
         snapshot = unit.snapshot()
         bus, init, writes, memory = panel.first_light(render(*snapshot.picture))
-        frames[on], pages[on], lit[on] = init + writes, memory, snapshot.light.level > 0
-    # Only an LED on a plain GPIO line by the config: on the PWM hardware its pin has
-    # another function, which a line request would take from it.
+        frames[on], pages[on], level[on] = init + writes, memory, snapshot.light.level
+    # A line request only for an LED on a plain GPIO line by the config: on the PWM
+    # hardware its pin has another function, which a request would take from it.
     plain = not (config.hardware.led_pwm and config.hardware.pwm_hardware)
     return marshal.dumps({
-        "format": FORMAT, "config": source, "chip": chip,
-        "switch": config.pins.power, "led": config.pins.led if plain else None,
-        "lit": lit, "bus": bus, "init": init, "frames": frames, "pages": pages,
+        "format": FORMAT, "config": source, "chip": chip, "switch": config.pins.power,
+        "led": config.pins.led if plain else None, "pwm": None if plain else pwm,
+        "lit": {on: level[on] > 0 for on in level}, "level": level,
+        "bus": bus, "init": init, "frames": frames, "pages": pages,
     })  # fmt: skip
 
 
