@@ -110,7 +110,7 @@ class KernelPWM(pwm.Sysfs):
     - a channel keeps its state across unexport and export (pwm-bcm2835 in 6.1 has no
       .get_state: the hardware is not read back), and a fresh one's is all 0;
     - udev makes a new channel's files writable `udev_checks` checks after the export
-      (None: never, as for a user outside the gpio group).
+      (None: never, as for a user outside the gpio group); until then a write is EACCES.
 
     The chips are folders under `root` (pwmchipN/device a link to the PWM block, for
     `pwm.chip()`), and an exported channel's files are there with its state in them.
@@ -180,6 +180,8 @@ class KernelPWM(pwm.Sysfs):
                 channel = path.parent / f"pwm{self._index(path.parent, text)}"
                 (self._export if path.name == "export" else self._unexport)(channel)
             elif path.parent in self.exported and path.name in State._fields:
+                if self.pending.get(path.parent, 0) != 0:  # still root's: udev is not done
+                    raise OSError(errno.EACCES, os.strerror(errno.EACCES), str(path))
                 self._apply(path.parent, path.name, text)
             else:
                 raise OSError(errno.ENOENT, os.strerror(errno.ENOENT), str(path))

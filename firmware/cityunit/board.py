@@ -75,15 +75,16 @@ def loose_parts(
     config: Config, factory: Factory | None, pwm_root: Path | None = None, inputs: bool = True
 ) -> Parts:
     """The unit's GPIO parts with no game behind them (the wiring test, the bench, `run
-    --off`): the outputs start off; closing them leaves them so."""
+    --off`): the outputs start off (a hardware LED as found, until it is first set);
+    closing them leaves them off."""
     return Parts(config, lambda name, level: None, factory, pwm_root, inputs=inputs)
 
 
 def leave_off(config: Config, factory: Factory | None, pwm_root: Path | None) -> None:
     """What a killed unit could not do (SIGKILL, the watchdog): the kernel keeps a hardware
     PWM channel playing after its process is gone, and the pins and the glass keep their
-    last state. Opening the outputs sets them off, closing gives them back, and the panel
-    is started if it answers, and blanked."""
+    last state. Opening and closing the outputs sets them off (closing quiets them all)
+    and gives them back, and the panel is started if it answers, and blanked."""
     with loose_parts(config, factory, pwm_root, inputs=False):
         panel = configured_panel(config)
         if panel is not None:

@@ -387,40 +387,53 @@ def test_the_led_is_lit_only_where_the_unit_lights_it_and_only_on_a_plain_line(
     assert marshal.loads(pwm.read_bytes())["led"] is None, "the PWM hardware's: never"
 
 
+@pytest.mark.parametrize("case", ["udev-in-time", "udev-late", "chips-renumbered"])
 def test_an_led_on_the_pwm_hardware_is_lit_on_its_channel_and_taken_over_as_it_is(
-    tmp_path, monkeypatch
+    tmp_path, monkeypatch, case
 ) -> None:
     """The LED on the PWM hardware (the default), lit at the unit's start (GAME OVER
-    resumed): the stage exports its channel and lights it at the unit's level, through
-    the kernel's sysfs files (fakes.KernelPWM: what it refuses, Linux refuses); the
-    unit's parts take the channel as they find it, lit, where a buzzer left playing is
-    stopped; and at the unit's same level nothing more is written."""
-    kernel = kernel_pwm(tmp_path / "sys", monkeypatch, udev_checks=0)
+    resumed): the stage exports its channel, waits for udev to hand the new channel's
+    files over (a while only), and lights it at the unit's level, through the kernel's
+    sysfs files (fakes.KernelPWM: what it refuses, Linux refuses); the unit's parts take
+    the channel as they find it, where a buzzer left playing is stopped; at the unit's
+    same level nothing more is written. udev too late, or the kept chip now another PWM
+    block's: the stage leaves it, and the unit lights it."""
+    kernel = kernel_pwm(tmp_path / "sys", monkeypatch)  # udev: two checks after an export
     chip = kernel.chip()
     bus = controller("ssd1306", "i2c")
     path = kept_by_a_unit(tmp_path, config_for(bus), False, bus, pwm_root=kernel.root)
     kept = marshal.loads(path.read_bytes())
-    assert kept["led"] is None and kept["pwm"] == (str(chip), 1, 1_000_000), "GPIO13: PWM1"
-    assert kept["lit"] == {False: False, True: False} and kernel.exported == set()
-    path.write_bytes(marshal.dumps({**kept, "lit": {False: True, True: True},
+    assert kept["led"] is None and kept["lit"] == {False: False, True: False}
+    assert kept["pwm"] == (str(chip), "fe20c000.pwm", 1, 1_000_000), "GPIO13: PWM1"
+    assert kernel.exported == set()
+    pwm = (
+        (str(chip), "another.pwm", *kept["pwm"][2:]) if case == "chips-renumbered" else kept["pwm"]
+    )
+    path.write_bytes(marshal.dumps({**kept, "lit": {False: True, True: True}, "pwm": pwm,
                                     "level": {False: 0.5, True: 0.5}}))  # fmt: skip
     Kernel(controller("ssd1306", "i2c")).install(monkeypatch)
     monkeypatch.setattr(first_light, "pwm_write", lambda p, v: kernel.write(Path(p), str(v)))
     monkeypatch.setattr(first_light, "pwm_read", lambda p: int(kernel.read(Path(p))))
+    monkeypatch.setattr(first_light, "pwm_writable", lambda p: kernel.writable(Path(p)))
+    if case == "udev-late":
+        monkeypatch.setattr(first_light, "PWM_WAIT_S", 0.0)
 
     first_light.light(str(path), argv(tmp_path))
     lit = State(1_000_000, 500_000, 1)
-    assert kernel.state(chip / "pwm1") == lit and kernel.refused == []
+    by_stage = {"udev-in-time": lit, "udev-late": State(), "chips-renumbered": State()}[case]
+    assert kernel.state(chip / "pwm1") == by_stage and kernel.refused == []
+    assert (chip / "pwm1" in kernel.exported) is (case != "chips-renumbered")
 
     kernel.left(chip / "pwm0", State(500_000, 250_000, 1), exported=False)  # a tone left on
-    applied = len(kernel.applied[chip / "pwm1"])
     with Parts(config_for(bus), lambda name, level: None, mock_factory(),
                pwm_root=kernel.root) as parts:  # fmt: skip
         assert parts.pwm_hardware == ["buzzer", "led"]
-        assert kernel.state(chip / "pwm1") == lit, "the LED never dark between the two"
+        assert kernel.state(chip / "pwm1") == by_stage, "the LED as the stage left it"
         assert kernel.state(chip / "pwm0").enable == 0, "the buzzer stopped at once"
+        applied = len(kernel.applied.get(chip / "pwm1", []))
         parts.light(0.5)
-        assert len(kernel.applied[chip / "pwm1"]) == applied, "the same level: nothing written"
+        assert kernel.state(chip / "pwm1") == lit
+        assert (len(kernel.applied[chip / "pwm1"]) == applied) is (case == "udev-in-time")
     assert kernel.state(chip / "pwm1").enable == 0 and kernel.exported == set()
 
 

@@ -20,6 +20,7 @@ what the glass shows, so that luma sends no DISPLAYOFF and the first frame is a 
 import fcntl
 import marshal
 import os
+import time  # (loaded with the interpreter already: it costs nothing here)
 
 TYPE_CHECKING = False  # typing's own costs more than this whole stage (mypy reads it so)
 if TYPE_CHECKING:
@@ -37,6 +38,7 @@ SET_VALUES = 0xC010B40F  # GPIO_V2_LINE_SET_VALUES_IOCTL
 INPUT, OUTPUT, PULL_UP = 1 << 2, 1 << 3, 1 << 8  # GPIO_V2_LINE_FLAG_*
 OUTPUT_VALUES = 2  # GPIO_V2_LINE_ATTR_ID_OUTPUT_VALUES
 I2C_SLAVE = 0x0703  # linux/i2c-dev.h
+PWM_WAIT_S = 1.0  # for udev to give a channel just exported to the unit's group
 SPI_SPEED = 0x40046B04  # SPI_IOC_WR_MAX_SPEED_HZ, linux/spi/spidev.h
 
 
@@ -123,16 +125,28 @@ def pwm_read(path: str) -> int:
         os.close(fd)
 
 
-def light_pwm(chip: str, index: int, period: int, level: float) -> None:
-    """The LED lit on its PWM channel (`chip`/pwm`index`), as the unit's parts/pwm.py
-    sets one: exported if it is not, then the period, the duty and enable, each write the
+def pwm_writable(path: str) -> bool:
+    return os.access(path, os.W_OK)
+
+
+def light_pwm(chip: str, device: str, index: int, period: int, level: float) -> None:
+    """The LED lit on its PWM channel (`chip`/pwm`index`, `chip` still the PWM block
+    `device`: another numbering since is left alone), as the unit's parts/pwm.py sets
+    one: exported if it is not, then the period, the duty and enable, each write the
     kernel's whole new state (the duty first where the one there is above the new
-    period). Left lit and exported: the unit's channel takes the LED as it finds it. A
-    channel exported this instant is the unit's group's only once udev has seen it: until
-    then the writes are refused, and the unit lights it."""
+    period). Left lit and exported: the unit's channel takes the LED as it finds it."""
+    if os.path.basename(os.path.realpath(f"{chip}/device")) != device:
+        raise ValueError(chip)
     path = f"{chip}/pwm{index}"
     if not os.path.exists(path):
         pwm_write(f"{chip}/export", index)
+        # udev gives the new channel's files to the unit's group a moment later (at
+        # boot, with every other device, a second or more): waited for, a while only.
+        end = time.monotonic() + PWM_WAIT_S
+        while not all(pwm_writable(f"{path}/{n}") for n in ("period", "duty_cycle", "enable")):
+            if time.monotonic() >= end:
+                raise PermissionError(path)
+            time.sleep(0.01)
     high = round(period * min(level, 1.0))
     if pwm_read(f"{path}/duty_cycle") > period:
         pwm_write(f"{path}/duty_cycle", high)

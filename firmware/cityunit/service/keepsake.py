@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import marshal
+import os
 import random
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -130,20 +131,24 @@ class Keeper:
             return None
         parts = board.parts
         led = parts.channel("led")
-        pwm = None if led is None else (str(led.path.parent), int(led.path.name[3:]), LED_PERIOD)
+        pwm = None
+        if led is not None:  # its chip, by number and by the PWM block it is
+            block = os.path.basename(os.path.realpath(led.path.parent / "device"))
+            pwm = (str(led.path.parent), block, int(led.path.name[3:]), LED_PERIOD)
         chip = gpio_chip(parts.factory)
         return kept(board.config, self._config, panel, chip, board.unit.saved(), now, pwm)
 
 
 def kept(
     config: Config, source: tuple[str, bytes], panel: LumaPanel, chip: str | None,
-    saved: SavedGame | None, now: int, pwm: tuple[str, int, int] | None = None,
+    saved: SavedGame | None, now: int, pwm: tuple[str, str, int, int] | None = None,
 ) -> bytes:  # fmt: skip
     """The keepsake for the config file `source` (its path as the service names it, and
     its bytes): for each position of the switch, what `panel` sends to show the first
     screen of a unit booted at `now` from `saved` (None: a new game), and the LED's
     level then; the switch's and the LED's lines on `chip`, or the LED's PWM channel
-    (`pwm`: its chip's folder, its number, the LED's period in ns)."""
+    (`pwm`: its chip's folder, the PWM block's device, its number, the LED's period in
+    ns)."""
     frames, pages, level = {}, {}, {}
     for on in (False, True):
         unit = Unit(config.rules, random.Random(0), now=now)
