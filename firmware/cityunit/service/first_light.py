@@ -7,14 +7,16 @@ where the unit would), in a few million instructions from exec (docs/performance
 The service's launcher (systemd/start) runs it under `python -S`, then adds site's paths
 and runs the unit.
 
-What to do was kept by the unit itself beside its saved game (service/keepsake.py), for
-the config file as it was then (its bytes: edited since, the keepsake is not used): the lines of the
-switch and the LED, the display's bus, luma's init sequence without its DISPLAYOFF, and
-each switch position's whole frame as the very bytes each write puts on the bus.
-Anything that cannot be done (no keepsake, a damaged one, no device, a wrong bus) is
-skipped, silently: the unit then starts as it would without this stage. What was done is left in
-`LIT` for the unit: the lines it still holds (released before gpiozero claims them), and
-what the glass shows, so that luma sends no DISPLAYOFF and the first frame is a diff.
+What to do was kept by the unit itself beside its saved game (service/keepsake.py), or
+by the installer or the image for a unit not started yet, for the config file as it was
+then (its bytes: edited since, the keepsake is not used): the lines of the switch and
+the LED (or the LED's PWM channel, left lit for the unit to take as it finds it), the
+display's bus, luma's init sequence without its DISPLAYOFF, and each switch position's
+whole frame as the very bytes each write puts on the bus. Anything that cannot be done
+(no keepsake, a damaged one, no device, a wrong bus) is skipped, silently: the unit then
+starts as it would without this stage. What was done is left in `LIT` for the unit: the
+lines it still holds (released before gpiozero claims them), and what the glass shows,
+so that luma sends no DISPLAYOFF and the first frame is a diff.
 """
 
 import fcntl

@@ -1,8 +1,9 @@
 """What the service's first stage (service/first_light.py) does at the next start, kept
-beside the saved game: the lines of the switch and the LED, the display's bus, and for
-each position of the switch the screen the unit will show then, as the writes that put
-it on a dark glass. The screens are those of a unit booted from the game as saved now, so
-the unit's own first frame differs from first light's by no more than the time gone by.
+beside the saved game: the lines of the switch and the LED (or the LED's PWM channel),
+the display's bus, and for each position of the switch the screen the unit will show
+then, as the writes that put it on a dark glass, and the LED's level. The screens are
+those of a unit booted from the game as saved now, so the unit's own first frame differs
+from first light's by no more than the time gone by.
 
 Kept 5 s after a start (not on the way to READY), at each clean stop, and with the saves
 of a game at most once a minute: the hour's clock moves on the screen, and the card is
