@@ -372,8 +372,8 @@ def test_the_led_is_lit_only_where_the_unit_lights_it_and_only_on_a_plain_line(
     config = config_for(bus).replace(hardware=plain)
     path = kept_by_a_unit(tmp_path, config, False, controller("ssd1306", "i2c"))
     kept = marshal.loads(path.read_bytes())
-    assert kept["led"] == LED and kept["lit"] == {False: False, True: False}
-    path.write_bytes(marshal.dumps({**kept, "lit": {False: lit, True: lit}}))
+    assert kept["led"] == LED and kept["level"] == {False: 0.0, True: 0.0}
+    path.write_bytes(marshal.dumps({**kept, "level": {False: 1.0 * lit, True: 1.0 * lit}}))
     kernel = Kernel(controller("ssd1306", "i2c"))
     kernel.install(monkeypatch)
     first_light.light(str(path), argv(tmp_path))
@@ -403,14 +403,13 @@ def test_an_led_on_the_pwm_hardware_is_lit_on_its_channel_and_taken_over_as_it_i
     bus = controller("ssd1306", "i2c")
     path = kept_by_a_unit(tmp_path, config_for(bus), False, bus, pwm_root=kernel.root)
     kept = marshal.loads(path.read_bytes())
-    assert kept["led"] is None and kept["lit"] == {False: False, True: False}
+    assert kept["led"] is None and kept["level"] == {False: 0.0, True: 0.0}
     assert kept["pwm"] == (str(chip), "fe20c000.pwm", 1, 1_000_000), "GPIO13: PWM1"
     assert kernel.exported == set()
     pwm = (
         (str(chip), "another.pwm", *kept["pwm"][2:]) if case == "chips-renumbered" else kept["pwm"]
     )
-    path.write_bytes(marshal.dumps({**kept, "lit": {False: True, True: True}, "pwm": pwm,
-                                    "level": {False: 0.5, True: 0.5}}))  # fmt: skip
+    path.write_bytes(marshal.dumps({**kept, "pwm": pwm, "level": {False: 0.5, True: 0.5}}))
     Kernel(controller("ssd1306", "i2c")).install(monkeypatch)
     monkeypatch.setattr(first_light, "pwm_write", lambda p, v: kernel.write(Path(p), str(v)))
     monkeypatch.setattr(first_light, "pwm_read", lambda p: int(kernel.read(Path(p))))

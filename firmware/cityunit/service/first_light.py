@@ -254,10 +254,11 @@ def light(path: str, argv: list[str]) -> Lit:
         if sent is not FAILED:
             LIT.glass = (bus, kept["init"], memory)
         # The LED after the glass, which says more; lit only where the unit lights it.
-        if chip is not None and kept["led"] is not None and kept["lit"][on]:
+        level = kept["level"][on]
+        if chip is not None and kept["led"] is not None and level > 0:
             attempt(light_led, chip, kept["led"])
-        elif kept["pwm"] is not None and kept["lit"][on]:
-            attempt(light_pwm, *kept["pwm"], kept["level"][on])
+        elif kept["pwm"] is not None and level > 0:
+            attempt(light_pwm, *kept["pwm"], level)
     except Exception:  # none, not ours, or damaged: the unit does it all, as before
         pass
     return LIT

@@ -163,8 +163,7 @@ def kept(
     return marshal.dumps({
         "format": FORMAT, "config": source, "chip": chip, "switch": config.pins.power,
         "led": config.pins.led if plain else None, "pwm": None if plain else pwm,
-        "lit": {on: level[on] > 0 for on in level}, "level": level,
-        "bus": bus, "init": init, "frames": frames, "pages": pages,
+        "level": level, "bus": bus, "init": init, "frames": frames, "pages": pages,
     })  # fmt: skip
 
 
